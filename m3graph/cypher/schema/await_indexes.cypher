@@ -1,0 +1,3 @@
+// mode: schema
+// params: timeout_s
+CALL db.awaitIndexes($timeout_s)

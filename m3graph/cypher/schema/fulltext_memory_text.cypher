@@ -1,0 +1,2 @@
+// mode: schema
+CREATE FULLTEXT INDEX memory_text IF NOT EXISTS FOR (n:Memory) ON EACH [n.text]

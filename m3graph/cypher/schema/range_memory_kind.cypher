@@ -1,0 +1,2 @@
+// mode: schema
+CREATE INDEX memory_kind IF NOT EXISTS FOR (n:Memory) ON (n.kind)

@@ -1,0 +1,2 @@
+// mode: schema
+CREATE CONSTRAINT memory_key IF NOT EXISTS FOR (n:Memory) REQUIRE n.memory_id IS UNIQUE

@@ -1,0 +1,2 @@
+// mode: schema
+CREATE CONSTRAINT utterance_key IF NOT EXISTS FOR (n:Utterance) REQUIRE n.utt_key IS UNIQUE

@@ -1,0 +1,18 @@
+// mode: read
+// params: clips, episodic_only
+// returns: video_id, clip_index, start_s, end_s, memories
+// All memories of the given clips in order, with the character of every mentioned entity, so tags are
+// rendered from structure rather than by rewriting text.
+UNWIND $clips AS c
+MATCH (cl:Clip {clip_key: c.video_id + '#' + toString(c.clip_index)})
+CALL (c) {
+  MATCH (m:Memory {video_id: c.video_id, clip_index: c.clip_index})
+  WHERE NOT m.is_equivalence AND (NOT $episodic_only OR m.kind = 'episodic')
+  OPTIONAL MATCH (m)-[:MENTIONS]->(e)
+  OPTIONAL MATCH (e)-[:IS]->(ch:Character)
+  WITH m, collect(CASE WHEN e IS NULL THEN null
+                       ELSE [CASE WHEN e:Face THEN 'face' ELSE 'voice' END, e.entity_id, ch.char_id] END) AS chars
+  ORDER BY m.order_in_clip, m.memory_id
+  RETURN collect({memory_id: m.memory_id, kind: m.kind, text: m.text, order: m.order_in_clip, chars: chars}) AS memories
+}
+RETURN c.video_id AS video_id, c.clip_index AS clip_index, cl.start_s AS start_s, cl.end_s AS end_s, memories

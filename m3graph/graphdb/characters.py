@@ -1,0 +1,140 @@
+"""Characters: groups of face/voice entities that are one person, with ids that stay stable.
+
+Grouping rules (reference §3.6 describes the research code's, whose max-vote filter never takes effect):
+
+* ``argmax`` (default): each voice joins the face it has the most votes with (ties: the older face), if it
+  has at least ``min_votes``; faces never merge with each other. A single wrong vote therefore cannot merge
+  two people whose voices have stronger evidence elsewhere.
+* ``components`` (reference-compatible): union over every SAME_AS edge, strongest first, skipping any union
+  that would put two faces seen in the same frame into one character.
+
+Stable ids: an old character goes to the new group holding most of its members (oldest characters choose
+first). On a merge the oldest id survives and the others become its `aliases`; on a split the larger part
+keeps the id and the other parts get new ids. Only the neighbourhood of the entities that changed is
+recomputed, under a global lock, inside the caller's transaction.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from m3graph.graphdb.executor import Tx
+from m3graph.settings import CharacterMode, Settings
+
+
+@dataclass(frozen=True)
+class Edge:
+    face: int
+    voice: int
+    votes: int
+
+
+def group_argmax(entities: Sequence[tuple[int, str]], edges: Iterable[Edge], min_votes: int) -> list[set[int]]:
+    best: dict[int, Edge] = {}
+    for e in edges:
+        cur = best.get(e.voice)
+        if e.votes >= min_votes and (cur is None or (e.votes, -e.face) > (cur.votes, -cur.face)):
+            best[e.voice] = e
+    groups: dict[int, set[int]] = {eid: {eid} for eid, kind in entities if kind == "face"}
+    for eid, kind in entities:
+        if kind != "voice":
+            continue
+        edge = best.get(eid)
+        if edge is not None and edge.face in groups:
+            groups[edge.face].add(eid)
+        else:
+            groups[eid] = {eid}
+    return list(groups.values())
+
+
+def group_components(entities: Sequence[tuple[int, str]], edges: Iterable[Edge],
+                     cannot: Iterable[tuple[int, int]]) -> list[set[int]]:
+    members: dict[int, set[int]] = {eid: {eid} for eid, _ in entities}
+    root: dict[int, int] = {eid: eid for eid, _ in entities}
+    faces_of: dict[int, set[int]] = {eid: ({eid} if kind == "face" else set()) for eid, kind in entities}
+    forbidden = {frozenset(p) for p in cannot}
+
+    def find(x: int) -> int:
+        while root[x] != x:
+            root[x] = root[root[x]]
+            x = root[x]
+        return x
+
+    for e in sorted(edges, key=lambda e: (-e.votes, e.face, e.voice)):
+        if e.face not in root or e.voice not in root:
+            continue
+        a, b = find(e.face), find(e.voice)
+        if a == b or any(frozenset((x, y)) in forbidden for x in faces_of[a] for y in faces_of[b]):
+            continue
+        keep, drop = min(a, b), max(a, b)
+        root[drop] = keep
+        members[keep] |= members.pop(drop)
+        faces_of[keep] |= faces_of.pop(drop)
+    return [members[r] for r in members]
+
+
+def assign_ids(groups: Sequence[set[int]], current: dict[int, int | None]) -> tuple[list[int | None], dict[int, int]]:
+    """Returns a char id (None = needs a new one) per group, and retired id → surviving id."""
+    overlap: dict[int, dict[int, int]] = defaultdict(dict)  # old char → group index → shared members
+    for gi, group in enumerate(groups):
+        for eid in group:
+            char = current.get(eid)
+            if char is not None:
+                overlap[char][gi] = overlap[char].get(gi, 0) + 1
+    chosen: list[int | None] = [None] * len(groups)
+    retired: dict[int, int] = {}
+    for char in sorted(overlap):
+        gi = max(overlap[char], key=lambda g: (overlap[char][g], -min(groups[g])))
+        if chosen[gi] is None:
+            chosen[gi] = char
+        else:
+            retired[char] = gi
+    survivors = {old: chosen[gi] for old, gi in retired.items()}
+    return chosen, survivors  # type: ignore[return-value]
+
+
+def _scope(tx: Tx, seeds: Iterable[int]) -> list[int]:
+    scope, frontier = set(seeds), set(seeds)
+    while frontier:
+        found: set[int] = set()
+        for row in tx.run("characters/neighbourhood", ids=sorted(frontier)):
+            found.update(row["linked"])
+        frontier = found - scope
+        scope |= found
+    return sorted(scope)
+
+
+def refresh_characters(tx: Tx, settings: Settings, seeds: Iterable[int]) -> int:
+    """Recomputes the characters around `seeds` (entity ids); returns how many groups changed."""
+    tx.run("graph/lock", name="characters")
+    ids = _scope(tx, seeds)
+    if not ids:
+        return 0
+    state = tx.single("characters/state", ids=ids)
+    assert state is not None
+    entities = sorted((row["id"], row["kind"]) for row in state["entities"])
+    current = {row["id"]: row["char_id"] for row in state["entities"]}
+    edges = [Edge(e["face"], e["voice"], int(e["votes"])) for e in state["edges"]]
+    if settings.memory.character_mode is CharacterMode.ARGMAX:
+        groups = group_argmax(entities, edges, settings.memory.min_votes)
+    else:
+        groups = group_components(entities, edges, [tuple(p) for p in state["cannot"]])
+    groups.sort(key=min)
+    chosen, survivors = assign_ids(groups, current)
+    missing = [i for i, c in enumerate(chosen) if c is None]
+    if missing:
+        first = tx.single("graph/allocate_ids", counter="character", n=len(missing))["first"]
+        for offset, gi in enumerate(missing):
+            chosen[gi] = first + offset
+    rows, changed = [], 0
+    for gi, group in enumerate(groups):
+        char = chosen[gi]
+        if any(current.get(eid) != char for eid in group):
+            changed += 1
+        rows.append({"char_id": char, "members": sorted(group)})
+    if changed or survivors:
+        tx.run("characters/write", groups=rows,
+               retired=[{"old": old, "new": new} for old, new in sorted(survivors.items())])
+    return changed

@@ -1,0 +1,93 @@
+"""Deleting a clip, a video or a character with everything derived from it, in one transaction each.
+
+Nothing is left orphaned: evidence nodes (and the embeddings on them) go, memories lose the clip's support
+(and disappear when no support is left), votes from the clip are withdrawn, exemplar sets and centroids are
+recomputed from the evidence that remains, entities with no evidence left are deleted, and characters are
+recomputed around everything that changed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from m3graph.errors import NotFoundError
+from m3graph.graphdb.characters import refresh_characters
+from m3graph.graphdb.executor import Executor, Tx
+from m3graph.graphdb.identity import EntityState
+from m3graph.graphdb.types import clip_key
+from m3graph.settings import Settings
+
+
+def _repair_entities(tx: Tx, settings: Settings, ids: list[int], gone_prefix: str | None) -> list[int]:
+    """Drops exemplars from the deleted clip, refills from remaining evidence; returns the ids that survive."""
+    updates, dead = [], []
+    for row in tx.run("delete/entity_state", ids=ids):
+        remaining = [r for r in row["remaining"] if r is not None]
+        if not remaining:
+            dead.append(row["entity_id"])
+            continue
+        cap = settings.identity.max_face_exemplars if row["kind"] == "face" else settings.identity.max_voice_exemplars
+        state = EntityState.from_row(row["entity_id"], row["exemplars"], row["quality"], row["obs"])
+        keep = [i for i, key in enumerate(state.obs) if not (gone_prefix and key.startswith(gone_prefix + "#"))]
+        if len(keep) == len(state.obs):
+            continue
+        kept = EntityState(state.entity_id, state.vectors[keep], [state.quality[i] for i in keep],
+                           [state.obs[i] for i in keep])
+        extra = [r for r in remaining if r["key"] not in set(kept.obs)]
+        if extra:
+            vecs = np.asarray([r["embedding"] for r in extra], dtype=np.float64)
+            kept = kept.merged(vecs, [r["quality"] for r in extra], [r["key"] for r in extra], cap)
+        updates.append(kept.row())
+    if updates:
+        tx.run("delete/set_exemplars", entities=updates)
+    if dead:
+        tx.run("delete/entities", ids=dead)
+    return [i for i in ids if i not in set(dead)]
+
+
+def delete_clip_tx(tx: Tx, settings: Settings, video_id: str, clip_index: int) -> None:
+    ckey = clip_key(video_id, clip_index)
+    if tx.single("graph/get_clip", video_id=video_id, clip_index=clip_index) is None:
+        raise NotFoundError(f"clip {ckey} does not exist")
+    tx.run("graph/lock", name=f"memory:{video_id}")
+    affected = tx.single("delete/clip_entities", clip_key=ckey)["entity_ids"]  # type: ignore[index]
+    memory_ids = [r["memory_id"] for r in tx.run("delete/clip_memories", clip_key=ckey)]
+    if memory_ids:
+        tx.run("memory/retract", clip_key=ckey, memory_ids=memory_ids)
+    tx.run("delete/clip", clip_key=ckey)
+    survivors = _repair_entities(tx, settings, sorted(affected), ckey) if affected else []
+    if survivors:
+        refresh_characters(tx, settings, survivors)
+    tx.run("delete/orphan_characters")
+
+
+def delete_clip(ex: Executor, settings: Settings, video_id: str, clip_index: int) -> None:
+    ex.write_tx(lambda tx: delete_clip_tx(tx, settings, video_id, clip_index), label="delete_clip")
+
+
+def delete_video(ex: Executor, settings: Settings, video_id: str) -> int:
+    """Deletes clip by clip (each atomic, so an interrupted delete can simply be re-run), then the video."""
+    clips = [r["clip_index"] for r in ex.read("delete/video_clips", video_id=video_id)]
+    found = ex.read("graph/video_exists", video_id=video_id)
+    if not clips and not found:
+        raise NotFoundError(f"video {video_id} does not exist")
+    for index in clips:
+        delete_clip(ex, settings, video_id, index)
+    ex.write("delete/video", video_id=video_id)
+    return len(clips)
+
+
+def delete_character(ex: Executor, settings: Settings, char_id: int) -> dict[str, int]:
+    def work(tx: Tx) -> dict[str, int]:
+        tx.run("graph/lock", name="characters")
+        scope = tx.single("delete/character_scope", char_id=char_id)
+        if scope is None or not scope["entity_ids"]:
+            raise NotFoundError(f"character {char_id} does not exist")
+        tx.run("delete/character", entity_ids=scope["entity_ids"], memory_ids=scope["memory_ids"])
+        neighbours = sorted(set(scope["neighbours"]) - set(scope["entity_ids"]))
+        if neighbours:
+            refresh_characters(tx, settings, neighbours)
+        tx.run("delete/orphan_characters")
+        return {"entities": len(scope["entity_ids"]), "memories": len(scope["memory_ids"])}
+
+    return ex.write_tx(work, label="delete_character")

@@ -1,0 +1,150 @@
+"""Writing one clip's memories and equivalence votes as one idempotent step.
+
+Episodic memories are always inserted (ids are the clip key plus their order). Semantic memories are
+deduplicated through the vector index against the video's semantic memories that mention every entity the
+new one mentions (cos > 0.85 reinforces the best match instead of inserting, reference §3.5). Support is the
+*set* of clips that produced a statement, so a retried or replayed clip changes nothing, and re-memorizing a
+clip with different output replaces that clip's contribution: memories it no longer produces lose its
+support, and its votes are replaced. Mentions are structural `MENTIONS` edges, validated against existing
+entities before anything is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from m3graph.errors import InvalidInputError, NotFoundError
+from m3graph.graphdb.characters import refresh_characters
+from m3graph.graphdb.executor import Tx
+from m3graph.graphdb.tags import is_equivalence, parse_tags
+from m3graph.graphdb.types import EquivalenceVote, MemoryIn, MemoryWriteSummary, clip_key
+from m3graph.settings import Settings
+
+
+def equivalence_votes(text: str) -> list[EquivalenceVote]:
+    """`Equivalence: <face_x>, <voice_y>` → one face–voice vote per (face, voice) pair it names."""
+    if not is_equivalence(text):
+        return []
+    tags = parse_tags(text)
+    faces = [n for k, n in tags if k == "face"]
+    voices = [n for k, n in tags if k == "voice"]
+    return [EquivalenceVote(face_id=f, voice_id=v, source="memory") for f in faces for v in voices]
+
+
+def _check_entities(tx: Tx, memories: Sequence[MemoryIn], votes: Sequence[EquivalenceVote]) -> None:
+    faces = {n for m in memories for k, n in parse_tags(m.text) if k == "face"} | {v.face_id for v in votes}
+    voices = {n for m in memories for k, n in parse_tags(m.text) if k == "voice"} | {v.voice_id for v in votes}
+    found = {(r["kind"], r["entity_id"]) for r in tx.run("memory/entities_exist", face_ids=sorted(faces),
+                                                           voice_ids=sorted(voices))}
+    unknown = sorted(({("face", f) for f in faces} | {("voice", v) for v in voices}) - found)
+    if unknown:
+        names = ", ".join(f"<{k}_{n}>" for k, n in unknown)
+        raise InvalidInputError(f"memories mention entities that do not exist: {names}; nothing was written")
+
+
+def _row(memory_id: str, m: MemoryIn, order: int, refresh: bool) -> dict[str, Any]:
+    tags = parse_tags(m.text)
+    return {
+        "memory_id": memory_id, "kind": m.kind, "text": m.text, "order": order, "embedding": list(m.embedding),
+        "is_equivalence": is_equivalence(m.text), "entity_ids": [n for _, n in tags],
+        "mentions": [{"kind": k, "id": n, "position": i} for i, (k, n) in enumerate(tags)],
+        "start_s": m.start_s, "end_s": m.end_s, "refresh": refresh,
+    }
+
+
+def write_clip_memories(
+    tx: Tx,
+    settings: Settings,
+    video_id: str,
+    clip_index: int,
+    memories: Sequence[MemoryIn],
+    votes: Sequence[EquivalenceVote] = (),
+    vote_sources: Sequence[str] = ("memory",),
+) -> MemoryWriteSummary:
+    ckey = clip_key(video_id, clip_index)
+    dim = settings.memory.text_dim
+    bad = [i for i, m in enumerate(memories) if len(m.embedding) != dim]
+    if bad:
+        raise InvalidInputError(f"memories {bad} of clip {ckey} have embeddings that are not {dim}-d")
+    if tx.single("graph/get_clip", video_id=video_id, clip_index=clip_index) is None:
+        raise NotFoundError(f"clip {ckey} does not exist; register it before writing memories")
+    all_votes = list(votes) + [v for m in memories for v in equivalence_votes(m.text)]
+    _check_entities(tx, memories, all_votes)
+    tx.run("graph/lock", name=f"memory:{video_id}")
+    prior = {r["memory_id"] for r in tx.run("memory/clip_state", clip_key=ckey)}
+
+    rows: list[dict[str, Any]] = []
+    for order, m in enumerate(x for x in memories if x.kind == "episodic"):
+        rows.append(_row(f"{ckey}#e{order}", m, order, refresh=True))
+    semantic = [m for m in memories if m.kind == "semantic"]
+    threshold = settings.memory.semantic_dedup_threshold
+    items = [_row("", m, len(rows) + i, refresh=True) | {"idx": i} for i, m in enumerate(semantic)]
+    matches: dict[int, str] = {}
+    if items:
+        query_items = [{k: it[k] for k in ("idx", "embedding", "entity_ids", "is_equivalence")} for it in items]
+        for r in tx.run("memory/dedup_candidates", items=query_items, k=settings.memory.dedup_candidates,
+                        min_score=(1 + threshold) / 2, video_id=video_id):
+            matches.setdefault(r["item"], r["memory_id"])  # rows come best-first per item
+    vecs = np.asarray([it["embedding"] for it in items], dtype=np.float64).reshape(len(items), -1)
+    if len(items):
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    created = reinforced = 0
+    for i, it in enumerate(items):
+        target = matches.get(i)
+        for j in range(i):  # earlier statements of this same clip are not in the index yet
+            if target is not None:
+                break
+            prev = items[j]
+            if (float(vecs[i] @ vecs[j]) > threshold and prev["is_equivalence"] == it["is_equivalence"]
+                    and set(it["entity_ids"]) <= set(prev["entity_ids"])
+                    and (it["entity_ids"] or not prev["entity_ids"])):
+                target = prev["memory_id"]
+        if target is None:
+            digest = hashlib.sha1(it["text"].encode("utf-8")).hexdigest()[:12]
+            it["memory_id"] = f"{ckey}#s{digest}"
+            created += 1
+            rows.append({k: v for k, v in it.items() if k != "idx"})
+        else:
+            it["memory_id"] = target
+            reinforced += 1
+            rows.append({k: v for k, v in it.items() if k != "idx"} | {"refresh": False})
+    # A statement repeated verbatim inside one clip maps to one row.
+    unique = {r["memory_id"]: r for r in reversed(rows)}
+    rows = sorted(unique.values(), key=lambda r: r["order"])
+
+    if rows:
+        tx.run("memory/upsert", clip_key=ckey, video_id=video_id, clip_index=clip_index, rows=rows)
+    stale = sorted(prior - {r["memory_id"] for r in rows})
+    if stale:
+        tx.run("memory/retract", clip_key=ckey, memory_ids=stale)
+    changed = set_clip_votes(tx, settings, ckey, all_votes, vote_sources)
+    return MemoryWriteSummary(
+        episodic=sum(1 for m in memories if m.kind == "episodic"), semantic_created=created,
+        semantic_reinforced=reinforced, equivalence_votes=len({(v.face_id, v.voice_id) for v in all_votes}),
+        characters_changed=changed)
+
+
+def set_clip_votes(tx: Tx, settings: Settings, ckey: str, votes: Sequence[EquivalenceVote],
+                   sources: Sequence[str]) -> int:
+    """Makes the clip's evidence from `sources` exactly `votes`; returns how many characters changed."""
+    vote_rows = sorted({(v.face_id, v.voice_id, v.source) for v in votes})
+    bad_sources = {s for _, _, s in vote_rows} - set(sources)
+    if bad_sources:
+        raise InvalidInputError(f"votes with sources {sorted(bad_sources)} passed to a writer of {list(sources)}")
+    pairs = tx.run("memory/votes", clip_key=ckey, sources=list(sources),
+                   votes=[{"face_id": f, "voice_id": v, "source": s} for f, v, s in vote_rows])
+    seeds = sorted({p["face_id"] for p in pairs} | {p["voice_id"] for p in pairs})
+    return refresh_characters(tx, settings, seeds) if seeds else 0
+
+
+def record_clip_votes(tx: Tx, settings: Settings, video_id: str, clip_index: int,
+                      votes: Sequence[EquivalenceVote], source: str) -> int:
+    ckey = clip_key(video_id, clip_index)
+    if tx.single("graph/get_clip", video_id=video_id, clip_index=clip_index) is None:
+        raise NotFoundError(f"clip {ckey} does not exist; register it before recording votes")
+    _check_entities(tx, [], votes)
+    return set_clip_votes(tx, settings, ckey, votes, (source,))

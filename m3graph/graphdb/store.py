@@ -1,0 +1,107 @@
+"""`MemoryGraph`: the one entry point to the memory graph for ingestion, search and maintenance.
+
+Constructing it only assigns; `connect()` opens the driver and applies migrations. Every write method is
+one managed transaction keyed by (video, clip), so a retried Celery task or a re-run CLI command leaves the
+graph exactly as one run would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Self
+
+from m3graph.graphdb import deletion
+from m3graph.graphdb.characters import refresh_characters
+from m3graph.graphdb.executor import Executor
+from m3graph.graphdb.identity import resolve
+from m3graph.graphdb.memories import record_clip_votes, write_clip_memories
+from m3graph.graphdb.search import MemorySearch
+from m3graph.graphdb.types import (
+    ClipInfo,
+    EquivalenceVote,
+    FaceCluster,
+    MemoryIn,
+    MemoryWriteSummary,
+    Resolution,
+    VoiceCluster,
+    clip_key,
+)
+from m3graph.schema import apply_migrations
+from m3graph.settings import Settings
+
+
+class MemoryGraph:
+    def __init__(self, executor: Executor, settings: Settings) -> None:
+        self.ex = executor
+        self.settings = settings
+        self.search = MemorySearch(executor, settings)
+
+    @classmethod
+    def connect(cls, settings: Settings, migrate: bool = True) -> MemoryGraph:
+        executor = Executor.connect(settings)
+        if migrate:
+            apply_migrations(executor, settings)
+        return cls(executor, settings)
+
+    def close(self) -> None:
+        self.ex.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- ingestion -------------------------------------------------------------------------------------
+    def upsert_clip(self, clip: ClipInfo, video_name: str | None = None) -> None:
+        self.ex.write("graph/upsert_clip", video_id=clip.video_id, clip_index=clip.clip_index, start_s=clip.start_s,
+                      end_s=clip.end_s, uri=clip.uri, video_name=video_name or clip.video_id)
+
+    def resolve_faces(self, video_id: str, clip_index: int, clusters: Sequence[FaceCluster]) -> list[Resolution]:
+        return self.ex.write_tx(lambda tx: resolve(tx, self.settings, "face", video_id, clip_index, clusters)[0],
+                                label="resolve_faces")
+
+    def resolve_voices(self, video_id: str, clip_index: int, clusters: Sequence[VoiceCluster]) -> list[Resolution]:
+        return self.ex.write_tx(lambda tx: resolve(tx, self.settings, "voice", video_id, clip_index, clusters)[0],
+                                label="resolve_voices")
+
+    def write_memories(self, video_id: str, clip_index: int, memories: Sequence[MemoryIn],
+                       votes: Sequence[EquivalenceVote] = ()) -> MemoryWriteSummary:
+        """Replaces this clip's memories and memory-sourced votes (equivalence lines become votes too)."""
+        return self.ex.write_tx(
+            lambda tx: write_clip_memories(tx, self.settings, video_id, clip_index, memories, votes, ("memory",)),
+            label="write_memories")
+
+    def record_votes(self, video_id: str, clip_index: int, votes: Sequence[EquivalenceVote],
+                     source: str = "meta-clip") -> int:
+        """Sets the clip's votes from one non-memory source (a meta-clip, an import, a manual fix)."""
+
+        return self.ex.write_tx(
+            lambda tx: record_clip_votes(tx, self.settings, video_id, clip_index, votes, source),
+            label="record_votes")
+
+    def refresh_characters(self, entity_ids: Sequence[int]) -> int:
+        return self.ex.write_tx(lambda tx: refresh_characters(tx, self.settings, entity_ids), label="characters")
+
+    # -- maintenance -----------------------------------------------------------------------------------
+    def delete_clip(self, video_id: str, clip_index: int) -> None:
+        deletion.delete_clip(self.ex, self.settings, video_id, clip_index)
+
+    def delete_video(self, video_id: str) -> int:
+        return deletion.delete_video(self.ex, self.settings, video_id)
+
+    def delete_character(self, char_id: int) -> dict[str, int]:
+        return deletion.delete_character(self.ex, self.settings, char_id)
+
+    def counts(self, video_id: str | None = None) -> dict[str, int]:
+        return {r["label"]: int(r["n"] or 0) for r in self.ex.read("graph/counts", video_id=video_id)}
+
+    def characters_of(self, entity_ids: Sequence[int]) -> dict[int, int]:
+        return {r["entity_id"]: r["char_id"] for r in self.ex.read("graph/characters_of", ids=list(entity_ids))}
+
+    def clip(self, video_id: str, clip_index: int) -> dict[str, Any] | None:
+        rows = self.ex.read("graph/get_clip", video_id=video_id, clip_index=clip_index)
+        return rows[0] if rows else None
+
+
+__all__ = ["MemoryGraph", "clip_key"]

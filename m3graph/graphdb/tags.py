@@ -1,0 +1,66 @@
+"""Entity tags in memory text: parsed and rendered token-exactly.
+
+The research code rewrote ``face_1`` by plain substring replacement, so ``<face_12>`` became
+``<character_X2>`` depending on set order (reference §6.1, §10.2). Here a tag is only ever the whole token
+``<kind_N>``; rendering goes through one regex substitution with a lookup, never through ``str.replace``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+TAG = re.compile(r"<(face|voice|character)_(\d+)>", re.IGNORECASE)
+ENTITY_KINDS = ("face", "voice")
+EQUIVALENCE = re.compile(r"^\s*equivalence\s*:", re.IGNORECASE)
+
+EntityRef = tuple[str, int]  # ("face", 12)
+
+
+def parse_tags(text: str, kinds: tuple[str, ...] = ENTITY_KINDS) -> list[EntityRef]:
+    """Distinct tags of the given kinds, in order of first appearance."""
+    seen: dict[EntityRef, None] = {}
+    for match in TAG.finditer(text):
+        kind = match.group(1).lower()
+        if kind in kinds:
+            seen.setdefault((kind, int(match.group(2))), None)
+    return list(seen)
+
+
+def is_equivalence(text: str) -> bool:
+    return bool(EQUIVALENCE.match(text))
+
+
+def substitute(text: str, replace: Callable[[str, int], str | None]) -> str:
+    """Replaces whole tags; `replace` returns the new token, or None to keep the tag as written."""
+
+    def _one(match: re.Match[str]) -> str:
+        new = replace(match.group(1).lower(), int(match.group(2)))
+        return match.group(0) if new is None else new
+
+    return TAG.sub(_one, text)
+
+
+def render_characters(text: str, characters: Mapping[EntityRef, int]) -> str:
+    """``<face_N>``/``<voice_N>`` → ``<character_K>`` from the structural entity→character map."""
+
+    def _to_char(kind: str, number: int) -> str | None:
+        char = characters.get((kind, number))
+        return None if char is None or kind == "character" else f"<character_{char}>"
+
+    return substitute(text, _to_char)
+
+
+def renumber(text: str, mapping: Mapping[EntityRef, int]) -> str:
+    """Rewrites entity ids (used when importing graphs whose ids live in another id space)."""
+
+    def _new(kind: str, number: int) -> str | None:
+        new = mapping.get((kind, number))
+        return None if new is None else f"<{kind}_{new}>"
+
+    return substitute(text, _new)
+
+
+def neutral_text(text: str) -> str:
+    """Text for embedding: tags become a neutral word, since identity is carried by MENTIONS edges, not vectors."""
+    return substitute(text, lambda kind, number: "someone" if kind in ("face", "voice", "character") else None)

@@ -1,0 +1,152 @@
+"""Pydantic models for everything that crosses the store boundary.
+
+Validation happens here, before any transaction opens, so bad input is refused with a message naming the
+field and nothing is written.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+VideoId = str
+_VIDEO_ID = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$"
+
+
+def _finite_vector(values: list[float]) -> list[float]:
+    if not values:
+        raise ValueError("embedding is empty")
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError("embedding contains NaN or infinity")
+    if math.fsum(v * v for v in values) == 0.0:
+        raise ValueError("embedding is all zeros")
+    return values
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ClipRef(_Frozen):
+    video_id: str = Field(pattern=_VIDEO_ID)
+    clip_index: int = Field(ge=0)
+
+    @property
+    def key(self) -> str:
+        return clip_key(self.video_id, self.clip_index)
+
+
+def clip_key(video_id: str, clip_index: int) -> str:
+    return f"{video_id}#{clip_index}"
+
+
+class ClipInfo(ClipRef):
+    start_s: float = Field(ge=0)
+    end_s: float
+    uri: str | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ClipInfo:
+        if not self.end_s > self.start_s:
+            raise ValueError(f"clip {self.key}: end_s {self.end_s} must be after start_s {self.start_s}")
+        return self
+
+
+class FaceObservation(_Frozen):
+    """One detected face in one frame; the crop is a file referenced by URI, never bytes in the graph."""
+
+    frame_time_s: float = Field(ge=0)
+    bbox: tuple[int, int, int, int]
+    det_score: float = Field(ge=0, le=1)
+    quality: float
+    embedding: list[float]
+    crop_uri: str | None = None
+
+    _vector = field_validator("embedding")(_finite_vector)
+
+
+class UtteranceObservation(_Frozen):
+    start_s: float = Field(ge=0)
+    end_s: float
+    text: str = ""
+    embedding: list[float]
+    quality: float = 1.0  # e.g. segment duration or VAD confidence; ranks exemplars
+    audio_uri: str | None = None
+
+    _vector = field_validator("embedding")(_finite_vector)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> UtteranceObservation:
+        if not self.end_s > self.start_s:
+            raise ValueError(f"utterance end_s {self.end_s} must be after start_s {self.start_s}")
+        return self
+
+
+class FaceCluster(_Frozen):
+    """All observations of one person within one clip (a per-clip cluster label)."""
+
+    label: int
+    observations: list[FaceObservation] = Field(min_length=1)
+
+
+class VoiceCluster(_Frozen):
+    label: int
+    utterances: list[UtteranceObservation] = Field(min_length=1)
+
+
+class Resolution(_Frozen):
+    """How one per-clip cluster was resolved to a persistent entity."""
+
+    label: int
+    entity_id: int
+    created: bool
+    score: float | None  # exact reference score (mean pairwise cosine) of the match; None when created
+
+
+class MemoryIn(_Frozen):
+    kind: Literal["episodic", "semantic"]
+    text: str = Field(min_length=1, max_length=8000)
+    embedding: list[float]
+    start_s: float | None = None
+    end_s: float | None = None
+
+    _vector = field_validator("embedding")(_finite_vector)
+
+
+class EquivalenceVote(_Frozen):
+    face_id: int
+    voice_id: int
+    source: Literal["memory", "meta-clip", "import", "manual"] = "memory"
+
+
+class MemoryWriteSummary(_Frozen):
+    episodic: int
+    semantic_created: int
+    semantic_reinforced: int
+    equivalence_votes: int
+    characters_changed: int
+
+
+class RenderedMemory(_Frozen):
+    memory_id: str
+    kind: str
+    text: str  # tags rendered as <character_K>
+    raw_text: str  # tags as stored (<face_N>/<voice_N>)
+    clip_index: int
+    order_in_clip: int
+    score: float | None = None
+
+
+class ClipResult(_Frozen):
+    video_id: str
+    clip_index: int
+    start_s: float | None
+    end_s: float | None
+    score: float | None
+    memories: list[RenderedMemory]
+
+    @property
+    def label(self) -> str:
+        return f"CLIP_{self.clip_index}"

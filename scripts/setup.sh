@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Idempotent setup for a fresh Debian 12 machine (run as root, no stdin needed):
+#   system packages -> .venv (Python 3.11) -> editable install with extras -> Neo4j launcher build.
+# Every step checks first and skips what is already done, so re-running it is cheap.
+#
+# Usage: scripts/setup.sh [EXTRAS...]     extras as "dev,embed" or "dev embed"; default: dev,embed
+#                                           (available: dev, embed, perception, llm)
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export DEBIAN_FRONTEND=noninteractive
+
+extras="$(IFS=,; echo "${*:-dev,embed}" | tr -s ' ,' ',' | sed 's/^,//; s/,$//')"
+setup_start=${EPOCHREALTIME}
+
+since() {  # seconds elapsed since $1 (an EPOCHREALTIME value), one decimal
+    awk -v a="$1" -v b="${EPOCHREALTIME}" 'BEGIN { printf "%.1f", b - a }'
+}
+
+step() {  # step NAME COMMAND...: run one step and print how long it took
+    local name=$1 start=${EPOCHREALTIME}
+    shift
+    echo "==> ${name}"
+    "$@"
+    echo "==> ${name}: done in $(since "${start}") s"
+}
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+        sudo -n "$@"
+    else
+        echo "setup.sh: '$*' needs root; run this script as root" >&2
+        return 1
+    fi
+}
+
+pkg_installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+system_packages() {
+    # package:command pairs; a package counts as present when dpkg has it or its command is already on PATH.
+    local wanted=(
+        openjdk-17-jdk-headless:javac
+        maven:mvn
+        redis-server:redis-server
+        espeak-ng:espeak-ng
+        sox:sox
+        ffmpeg:ffmpeg
+        python3.11:python3.11
+    )
+    local missing=() entry pkg cmd
+    for entry in "${wanted[@]}"; do
+        pkg=${entry%%:*}
+        cmd=${entry#*:}
+        if ! pkg_installed "${pkg}" && ! command -v "${cmd}" >/dev/null 2>&1; then
+            missing+=("${pkg}")
+        fi
+    done
+    # Debian splits venv/ensurepip out of the interpreter; without it `python3.11 -m venv` fails.
+    if ! python3.11 -c 'import ensurepip, venv' >/dev/null 2>&1 && ! pkg_installed python3.11-venv; then
+        missing+=(python3.11-venv)
+    fi
+    if [ ${#missing[@]} -eq 0 ]; then
+        echo "all system packages present"
+        return
+    fi
+    echo "installing: ${missing[*]}"
+    as_root apt-get update -q
+    as_root apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+check_java() {
+    # Neo4j 5 needs Java 17+; "1.8.0_x" style versions are Java 8.
+    local line major
+    line=$(java -version 2>&1 | head -1) || true
+    major=$(sed -n 's/.*version "\(1\.\)\{0,1\}\([0-9]*\).*/\2/p' <<<"${line}")
+    if [ -z "${major}" ] || [ "${major}" -lt 17 ]; then
+        echo "setup.sh: need java 17+ on PATH, found: ${line:-none} (update-alternatives --config java)" >&2
+        return 1
+    fi
+    echo "${line}"
+}
+
+venv() {
+    if [ -x .venv/bin/python ]; then
+        echo ".venv exists ($(.venv/bin/python --version))"
+        return
+    fi
+    python3.11 -m venv .venv
+    .venv/bin/python --version
+}
+
+python_packages() {
+    if [ ! -f pyproject.toml ]; then
+        echo "setup.sh: pyproject.toml not found in $(pwd)" >&2
+        return 1
+    fi
+    # Skip pip when neither pyproject.toml nor the extras changed since the last successful install.
+    local stamp=.venv/.m3graph-install-stamp want
+    want="$(sha256sum pyproject.toml | cut -d' ' -f1) [${extras}]"
+    if [ -f "${stamp}" ] && [ "$(cat "${stamp}")" = "${want}" ] && [ -x .venv/bin/m3graph ]; then
+        echo "m3graph[${extras}] already installed"
+        return
+    fi
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[${extras}]"
+    echo "${want}" >"${stamp}"
+}
+
+launcher() {
+    if [ -x .venv/bin/m3graph ]; then
+        .venv/bin/m3graph db build
+    else
+        echo "warning: no .venv/bin/m3graph entry point; building through the Python API" >&2
+        .venv/bin/python -c 'from m3graph.graphdb.server import LocalNeo4j
+from m3graph.settings import load_settings
+print("launcher built in", LocalNeo4j(load_settings()).build())'
+    fi
+}
+
+echo "m3graph setup in $(pwd), extras: ${extras}"
+step "system packages" system_packages
+step "java >= 17" check_java
+step "virtualenv" venv
+step "python packages [${extras}]" python_packages
+step "neo4j launcher" launcher
+echo "==> setup finished in $(since "${setup_start}") s"
