@@ -95,6 +95,8 @@ def test_stop_then_fresh_start(settings: Settings, tmp_path: Path) -> None:
     try:
         first = server.start()
         assert first.running and not first.reused
+        with pytest.raises(ServerError, match=rf"running on 127\.0\.0\.1:{other.local.port}, not on"):
+            LocalNeo4j(_variant(other, port=other.local.port + 1)).start()
         with GraphDatabase.driver(server.bolt_uri, auth=auth) as drv:
             drv.execute_query("CREATE (:Probe {name: 'survives restart'})")
 

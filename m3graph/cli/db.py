@@ -21,14 +21,15 @@ def _settings(ctx: click.Context) -> Settings:
     return found if found is not None else load_settings()
 
 
-def _print_status(status: ServerStatus) -> None:
+def _print_status(status: ServerStatus, *, started: bool = False) -> None:
     click.echo(f"bolt:    {status.bolt_uri}")
     click.echo(f"home:    {status.home}")
     click.echo(f"running: {'yes' if status.running else 'no'}")
     if status.running:
         click.echo(f"pid:     {status.pid}")
         click.echo(f"ready:   {'yes' if status.ready else 'no'}")
-        click.echo(f"reused:  {'yes' if status.reused else 'no'}")
+        if started:  # only `start` knows whether it reused a server
+            click.echo(f"reused:  {'yes' if status.reused else 'no'}")
         if status.startup_s is not None:
             click.echo(f"startup: {status.startup_s:.1f} s")
         if status.rss_mb is not None:
@@ -69,7 +70,7 @@ def start(ctx: click.Context, do_build: bool, wait: bool) -> None:
         status = server.start(wait=wait)
     except ServerError as exc:
         raise click.ClickException(str(exc)) from exc
-    _print_status(status)
+    _print_status(status, started=True)
 
 
 @db.command()

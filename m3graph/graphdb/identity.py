@@ -215,7 +215,8 @@ def resolve(
     done = {row["label"]: row["entity_id"] for row in tx.run(f"identity/{kind}_resolved",
                                                               video_id=video_id, clip_index=clip_index)}
     if done:
-        previous = [Resolution(label=lab, entity_id=eid, created=False, score=None) for lab, eid in sorted(done.items())]
+        previous = [Resolution(label=lab, entity_id=eid, created=False, score=None)
+                    for lab, eid in sorted(done.items())]
         return previous, []
     if not clusters:
         return [], []

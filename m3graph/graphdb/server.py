@@ -249,6 +249,15 @@ class LocalNeo4j:
             return self._status_for(proc.pid, reused=False, startup_s=elapsed)
 
     def _reuse(self, pid: int, wait: bool) -> ServerStatus:
+        args = _cmdline(pid)
+        running = (_option(args, "--host"), _option(args, "--port"))
+        wanted = (self.settings.local.host, str(self.settings.local.port))
+        if args and running != wanted:
+            # One home, one store lock: a second server on the new address could never open the database.
+            raise ServerError(
+                f"the server for {self.home} (pid {pid}) is running on {running[0]}:{running[1]}, not on "
+                f"{wanted[0]}:{wanted[1]}; stop it first (`m3graph db stop`) or use its address"
+            )
         if not self.pid_file.is_file():  # found by its command line only: adopt it
             self.pid_file.write_text(f"{pid}\n", encoding="utf-8")
         if wait and not (self._ready_pid() == pid and self._bolt_answers(timeout_s=5.0)):

@@ -1,0 +1,215 @@
+"""The measurements, each through the product API (`MemoryGraph`) on a loaded graph, next to its numpy baseline."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from bench.baseline import LinearScan, exact_topk, recall_at_k
+from bench.synth import Corpus, FaceSet, QuerySet, observations_of, unit, video_id
+from m3graph.graphdb.store import MemoryGraph
+from m3graph.graphdb.types import ClipInfo, FaceCluster, FaceObservation, MemoryIn
+
+log = logging.getLogger("bench.measure")
+
+
+def summary(samples_s: Sequence[float]) -> dict[str, Any]:
+    """Latency summary in milliseconds."""
+    ms = np.asarray(samples_s, dtype=np.float64) * 1000.0
+    if ms.size == 0:
+        return {"n": 0}
+    return {"n": int(ms.size), "p50_ms": float(np.percentile(ms, 50)), "p95_ms": float(np.percentile(ms, 95)),
+            "p99_ms": float(np.percentile(ms, 99)), "mean_ms": float(ms.mean()), "min_ms": float(ms.min()),
+            "max_ms": float(ms.max())}
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def global_clip(corpus: Corpus, vid: str, clip_index: int) -> int:
+    return int(vid.removeprefix("bench-v")) * corpus.spec.clips_per_video + clip_index
+
+
+def _agreement(product: list[list[int]], reference: list[list[int]]) -> dict[str, float]:
+    same = [set(p) == set(r) for p, r in zip(product, reference, strict=True)]
+    hits = sum(len(set(p) & set(r)) for p, r in zip(product, reference, strict=True))
+    total = sum(len(r) for r in reference)
+    return {"same_clips": float(np.mean(same)), "clip_recall": hits / total if total else 1.0}
+
+
+def bench_search(graph: MemoryGraph, corpus: Corpus, queries: QuerySet, warmup: int = 10) -> dict[str, Any]:
+    """search_clip (product) against the linear scan, for no filter, a filter over half the videos, one video."""
+    cfg = graph.settings.search
+    qs = [q.astype(np.float64).tolist() for q in queries.vectors]
+    out: dict[str, Any] = {"queries": len(qs), "warmup": warmup}
+    videos_half = np.arange(0, corpus.n_videos, 2)
+    half_ids = [video_id(int(v)) for v in videos_half]
+    row_video = corpus.video_of_rows()
+    one_video = [int(row_video[r]) for r in queries.rows]
+    scans = {"global": LinearScan.full(corpus), "many_videos": LinearScan.of_videos(corpus, videos_half)}
+    per_video = {v: LinearScan.of_videos(corpus, np.asarray([v])) for v in set(one_video)}
+
+    def product_call(variant: str, i: int) -> Any:
+        if variant == "global":
+            return graph.search.search_clip(qs[i])
+        if variant == "rank_global":
+            return graph.search.rank_clips(qs[i])
+        if variant == "many_videos":
+            return graph.search.search_clip(qs[i], videos=half_ids)
+        return graph.search.search_clip(qs[i], videos=[video_id(one_video[i])])
+
+    def scan_of(variant: str, i: int) -> LinearScan:
+        if variant in ("global", "rank_global"):
+            return scans["global"]
+        return scans["many_videos"] if variant == "many_videos" else per_video[one_video[i]]
+
+    for variant in ("global", "rank_global", "many_videos", "one_video"):
+        for i in range(min(warmup, len(qs))):
+            product_call(variant, len(qs) - 1 - i)
+            scan_of(variant, len(qs) - 1 - i).rank_clips(queries.vectors[len(qs) - 1 - i], cfg.clip_topk,
+                                                         cfg.clip_threshold)
+        prod_s, base_s, prod_clips, base_clips = [], [], [], []
+        for i in range(len(qs)):
+            s, res = timed(lambda variant=variant, i=i: product_call(variant, i))
+            prod_s.append(s)
+            if variant == "rank_global":
+                prod_clips.append([global_clip(corpus, v, c) for v, c, _ in res])
+            else:
+                prod_clips.append([global_clip(corpus, r.video_id, r.clip_index) for r in res])
+            scan = scan_of(variant, i)
+            s, ref = timed(lambda scan=scan, i=i: scan.rank_clips(queries.vectors[i], cfg.clip_topk,
+                                                                   cfg.clip_threshold))
+            base_s.append(s)
+            base_clips.append([c for c, _ in ref])
+        p, b = summary(prod_s), summary(base_s)
+        out[variant] = {"product": p, "linear_scan": b, "speedup_p50": b["p50_ms"] / p["p50_ms"],
+                        "agreement": _agreement(prod_clips, base_clips)}
+        log.info("search %s: product p50 %.2f ms, scan p50 %.2f ms", variant, p["p50_ms"], b["p50_ms"])
+    n_half = int(graph.ex.read("search/count_candidates", videos=half_ids, before_clip=None)[0]["n"])
+    count_s = [timed(lambda: graph.ex.read("search/count_candidates", videos=half_ids, before_clip=None))[0]
+               for _ in range(20)]
+    out["many_videos"].update(videos=len(half_ids), candidates=n_half,
+                              path="exact" if n_half <= cfg.exact_scan_limit else "index",
+                              count_candidates=summary(count_s))
+    sizes = [int(np.sum(row_video == v)) for v in set(one_video)]
+    out["one_video"].update(path="exact" if max(sizes) <= cfg.exact_scan_limit else "index",
+                            memories_per_video_median=float(np.median(sizes)))
+    out["global"]["path"] = out["rank_global"]["path"] = "index"
+    return out
+
+
+def bench_recall(graph: MemoryGraph, corpus: Corpus, queries: QuerySet, ids: dict[str, int], k: int = 10
+                 ) -> dict[str, Any]:
+    """recall@k of the raw index top k and of the product's search_node(k), against exact numpy top k."""
+    truth_rows, truth_scores = exact_topk(corpus.embeddings, queries.vectors, k)
+    kinds = np.asarray(queries.kind)
+    index_recall, node_recall, index_s, node_s = [], [], [], []
+    for i, q in enumerate(queries.vectors):
+        qv = q.astype(np.float64).tolist()
+        s, rows = timed(lambda qv=qv: graph.ex.read("bench/index_topk", query=qv, k=k))
+        index_s.append(s)
+        found = [ids[r["memory_id"]] for r in rows]
+        exact = corpus.embeddings[found] @ q
+        index_recall.append(recall_at_k(found, truth_rows[i], truth_scores[i], exact))
+        s, res = timed(lambda qv=qv: graph.search.search_node(qv, k=k))
+        node_s.append(s)
+        mems = sorted(((m.score or -1.0, ids[m.memory_id]) for r in res for m in r.memories), reverse=True)
+        found = [row for _, row in mems]
+        exact = corpus.embeddings[found] @ q
+        node_recall.append(recall_at_k(found, truth_rows[i], truth_scores[i], exact))
+
+    def by_kind(values: list[float]) -> dict[str, float]:
+        arr = np.asarray(values)
+        out = {"all": float(arr.mean())}
+        for kind in sorted(set(queries.kind)):
+            out[kind] = float(arr[kinds == kind].mean())
+        out["min"] = float(arr.min())
+        return out
+
+    return {"k": k, "queries": len(queries.kind), "index_topk": by_kind(index_recall),
+            "search_node": by_kind(node_recall), "index_topk_latency": summary(index_s),
+            "search_node_latency": summary(node_s),
+            "exact_top1_cos_median": float(np.median(truth_scores[:, 0])),
+            "exact_topk_cos_median": float(np.median(truth_scores[:, -1]))}
+
+
+def _cluster(vectors: np.ndarray, clip: int) -> FaceCluster:
+    obs = [FaceObservation(frame_time_s=30.0 * clip + j, bbox=(10, 10, 74, 74), det_score=0.95,
+                           quality=0.9 - 0.05 * j, embedding=v.tolist()) for j, v in enumerate(vectors)]
+    return FaceCluster(label=0, observations=obs)
+
+
+def bench_identity(graph: MemoryGraph, faces: FaceSet, per_kind: int, seed: int, warmup: int = 5
+                   ) -> dict[str, Any]:
+    """resolve_faces on clips with one cluster of 3 observations: a returning person, or a new one."""
+    rng = np.random.default_rng(seed)
+    vid = "bench-identity"
+    total = warmup + 2 * per_kind
+    for c in range(total):
+        graph.upsert_clip(ClipInfo(video_id=vid, clip_index=c, start_s=30.0 * c, end_s=30.0 * c + 30.0))
+    jobs: list[tuple[str, int | None, FaceCluster]] = []
+    for c in range(total):
+        if c % 2 == 0:
+            target = int(rng.integers(0, faces.n))
+            jobs.append(("returning", target + 1, _cluster(observations_of(faces.identities[target], 3, rng), c)))
+        else:
+            fresh = unit(rng.standard_normal(faces.identities.shape[1]))
+            jobs.append(("new", None, _cluster(observations_of(fresh, 3, rng), c)))
+    times: dict[str, list[float]] = {"returning": [], "new": []}
+    correct = {"returning": 0, "new": 0}
+    for c, (kind, expected, cluster) in enumerate(jobs):
+        s, res = timed(lambda c=c, cluster=cluster: graph.resolve_faces(vid, c, [cluster]))
+        if c < warmup:
+            continue
+        times[kind].append(s)
+        r = res[0]
+        correct[kind] += int(r.entity_id == expected) if kind == "returning" else int(r.created)
+    return {"faces": faces.n, "observations_per_cluster": 3, "all": summary(times["returning"] + times["new"]),
+            "returning": summary(times["returning"]), "new": summary(times["new"]),
+            "returning_matched_right": correct["returning"] / max(1, len(times["returning"])),
+            "new_created": correct["new"] / max(1, len(times["new"]))}
+
+
+def bench_writes(graph: MemoryGraph, corpus: Corpus, clips: int, seed: int, budget_s: float = 300.0,
+                 per_clip: int = 20) -> dict[str, Any]:
+    """The product write path, one clip per call: upsert_clip, then write_memories (episodic + semantic)."""
+    rng = np.random.default_rng(seed)
+    spec = corpus.spec
+    n_episodic = round(per_clip * spec.episodic_share)
+    upsert_s, write_s, probe_s = [], [], []
+    started = time.perf_counter()
+    done = 0
+    for c in range(clips):
+        if time.perf_counter() - started > budget_s:
+            break
+        vid, clip_index = f"bench-w{c // spec.clips_per_video:03d}", c % spec.clips_per_video
+        topics = rng.integers(0, spec.n_topics, 2)
+        picked = topics[rng.integers(0, 2, per_clip)]
+        noise = rng.standard_normal((per_clip, spec.dim)) / np.sqrt(spec.dim)
+        emb = unit(corpus.centres[picked].astype(np.float64) + corpus.spread[picked, None] * noise)
+        memories = [MemoryIn(kind="episodic" if j < n_episodic else "semantic",
+                             text=f"Written {'event' if j < n_episodic else 'fact'} {j} of clip {clip_index} in {vid}.",
+                             embedding=emb[j].tolist()) for j in range(per_clip)]
+        info = ClipInfo(video_id=vid, clip_index=clip_index, start_s=30.0 * clip_index, end_s=30.0 * clip_index + 30)
+        s, _ = timed(lambda info=info: graph.upsert_clip(info))
+        upsert_s.append(s)
+        s, _ = timed(lambda vid=vid, clip_index=clip_index, memories=memories:
+                     graph.write_memories(vid, clip_index, memories))
+        write_s.append(s)
+        done += 1
+    for c in range(min(done, 20)):  # the query that finds what a clip contributed before, on its own
+        key = f"bench-w{c // spec.clips_per_video:03d}#{c % spec.clips_per_video}"
+        probe_s.append(timed(lambda key=key: graph.ex.read("memory/clip_state", clip_key=key))[0])
+    mem = done * per_clip
+    return {"clips": done, "memories_per_clip": per_clip, "upsert_clip": summary(upsert_s),
+            "write_memories": summary(write_s),
+            "memories_per_s": mem / sum(write_s) if write_s else None,
+            "nodes_per_s": (mem + done) / (sum(write_s) + sum(upsert_s)) if write_s else None,
+            "clip_state_query": summary(probe_s)}

@@ -1,0 +1,197 @@
+"""The `m3graph` command line: one Settings object per invocation, passed down to everything."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from m3graph.cli.db import db
+from m3graph.errors import M3GraphError
+from m3graph.graphdb.types import ClipResult
+from m3graph.settings import Settings, load_settings
+
+
+def _graph(settings: Settings):  # type: ignore[no-untyped-def]
+    from m3graph.graphdb.server import ensure_server
+    from m3graph.graphdb.store import MemoryGraph
+
+    ensure_server(settings)
+    return MemoryGraph.connect(settings)
+
+
+def print_results(results: Sequence[ClipResult], out=sys.stdout) -> None:  # type: ignore[no-untyped-def]
+    """The controller's view: memories grouped by clip, tags rendered as <character_K>."""
+    if not results:
+        click.echo("  (no memories found)", file=out)
+    for clip in results:
+        score = "" if clip.score is None else f"  score {clip.score:.3f}"
+        span = "" if clip.start_s is None else f" [{clip.start_s:.0f}-{clip.end_s:.0f}s]"
+        click.echo(f"  {clip.video_id} {clip.label}{span}{score}", file=out)
+        for m in clip.memories:
+            click.echo(f"    - ({m.kind}) {m.text}", file=out)
+
+
+@click.group()
+@click.option("-v", "--verbose", is_flag=True, help="Log progress and queries (names only, never values).")
+@click.pass_context
+def main(ctx: click.Context, verbose: bool) -> None:
+    """Long-term multimodal memory for agents, on Neo4j."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    ctx.obj = load_settings()
+
+
+main.add_command(db)
+
+
+@main.command()
+@click.pass_obj
+def migrate(settings: Settings) -> None:
+    """Apply schema migrations (also done automatically on connect)."""
+    from m3graph.graphdb.executor import Executor
+    from m3graph.graphdb.server import ensure_server
+    from m3graph.schema import apply_migrations
+
+    ensure_server(settings)
+    with Executor.connect(settings) as ex:
+        ran = apply_migrations(ex, settings)
+    click.echo(f"applied migrations: {ran or 'none (schema up to date)'}")
+
+
+@main.command()
+@click.option("--video", "video_id", default=None, help="Counts for one video (entities are global).")
+@click.pass_obj
+def stats(settings: Settings, video_id: str | None) -> None:
+    """Node and relationship counts."""
+    with _graph(settings) as graph:
+        click.echo(json.dumps(graph.counts(video_id), indent=2))
+
+
+@main.command()
+@click.argument("query")
+@click.option("--video", "videos", multiple=True, help="Restrict to these videos (repeatable).")
+@click.option("--before-clip", type=int, default=None, help="Only memory up to this clip (no future leakage).")
+@click.option("--mode", type=click.Choice(["clip", "node"]), default="clip", show_default=True)
+@click.option("-k", "--top-k", type=int, default=None)
+@click.option("--threshold", type=float, default=None, help="Clip search: minimum cosine (default 0.5).")
+@click.option("--character", "characters", multiple=True, type=int, help="Scope to memories of character K.")
+@click.pass_obj
+def search(settings: Settings, query: str, videos: tuple[str, ...], before_clip: int | None, mode: str,
+           top_k: int | None, threshold: float | None, characters: tuple[int, ...]) -> None:
+    """Search memory like the controller does (search_clip or search_node)."""
+    from m3graph.embedding import text_embedder
+    from m3graph.graphdb.tags import parse_tags
+
+    chars = list(characters) + [n for _, n in parse_tags(query, ("character",))]
+    vector = text_embedder(settings).embed([query])[0].tolist()
+    with _graph(settings) as graph:
+        if mode == "clip":
+            results = graph.search.search_clip(vector, videos or None, before_clip, k=top_k, threshold=threshold,
+                                               characters=chars)
+        else:
+            results = graph.search.search_node(vector, videos or None, before_clip, k=top_k, characters=chars,
+                                               text=query)
+    print_results(results)
+
+
+@main.command()
+@click.option("--video", "video_id", default=None, help="Video id for the generated memory.")
+@click.pass_obj
+def demo(settings: Settings, video_id: str | None) -> None:
+    """Main job on the embedded default: start Neo4j, load a generated memory, run searches."""
+    from m3graph.embedding import text_embedder
+    from m3graph.graphdb.server import ensure_server
+    from m3graph.graphdb.store import MemoryGraph
+    from m3graph.ingest.demo import DEMO_VIDEO, QUESTIONS, load_demo
+
+    video_id = video_id or DEMO_VIDEO
+    status = ensure_server(settings)
+    if status is None:
+        click.echo(f"using the Neo4j server at {settings.bolt_uri}")
+    else:
+        how = "reused" if status.reused else f"started in {status.startup_s or 0:.1f} s"
+        click.echo(f"local Neo4j at {status.bolt_uri} ({how}, pid {status.pid})")
+    embedder = text_embedder(settings)
+    with MemoryGraph.connect(settings) as graph:
+        result = load_demo(graph, embedder, video_id)
+        chars = graph.characters_of([*result.faces.values(), *result.voices.values()])
+        click.echo(f"loaded {result.clips} clips of {video_id}")
+        for name in result.faces:
+            face, voice = result.faces[name], result.voices.get(name)
+            voice_txt = f", <voice_{voice}> -> <character_{chars[voice]}>" if voice is not None else ""
+            click.echo(f"  {name}: <face_{face}> -> <character_{chars[face]}>{voice_txt}")
+        for question in QUESTIONS:
+            click.echo(f"\nQ: {question}")
+            vector = embedder.embed([question])[0].tolist()
+            print_results(graph.search.search_clip(vector, [video_id]))
+        click.echo("\nname -> character lookups:")
+        for name in ("Lily", "Jack", "Mia"):
+            found = graph.search.characters_named(name, [video_id])
+            click.echo(f"  {name}: " + (", ".join(f"<character_{c}> ({n} memories)" for c, n in found) or "none"))
+        click.echo("\ncounts: " + json.dumps(graph.counts(video_id)))
+        click.echo("Browse it in Neo4j Browser or Bloom at " + settings.bolt_uri + " (no auth on the local server).")
+
+
+@main.group()
+def delete() -> None:
+    """Delete a clip, a video or a character with everything derived from it."""
+
+
+@delete.command("clip")
+@click.argument("video_id")
+@click.argument("clip_index", type=int)
+@click.pass_obj
+def delete_clip(settings: Settings, video_id: str, clip_index: int) -> None:
+    with _graph(settings) as graph:
+        graph.delete_clip(video_id, clip_index)
+    click.echo(f"deleted clip {clip_index} of {video_id}")
+
+
+@delete.command("video")
+@click.argument("video_id")
+@click.pass_obj
+def delete_video(settings: Settings, video_id: str) -> None:
+    with _graph(settings) as graph:
+        n = graph.delete_video(video_id)
+    click.echo(f"deleted video {video_id} ({n} clips)")
+
+
+@delete.command("character")
+@click.argument("char_id", type=int)
+@click.pass_obj
+def delete_character(settings: Settings, char_id: int) -> None:
+    with _graph(settings) as graph:
+        summary = graph.delete_character(char_id)
+    click.echo(f"deleted character {char_id}: {summary}")
+
+
+@main.command("import-m3")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--video", "video_id", required=True, help="Video id to import the memory graph as.")
+@click.option("--replace", is_flag=True, help="Replace an existing video of that id.")
+@click.pass_obj
+def import_m3(settings: Settings, path: Path, video_id: str, replace: bool) -> None:
+    """Import a research-code M3-Agent memory graph (.pkl) safely (no code in the file is ever run)."""
+    from m3graph.embedding import text_embedder
+    from m3graph.ingest.m3_import import import_pickle
+
+    with _graph(settings) as graph:
+        summary = import_pickle(graph, path, video_id, text_embedder(settings), replace=replace)
+    click.echo(str(summary))
+
+
+def run() -> None:
+    try:
+        main(standalone_mode=True)
+    except M3GraphError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    run()

