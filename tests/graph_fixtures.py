@@ -112,6 +112,7 @@ def face_cluster(label: int, base: np.ndarray, gen: np.random.Generator, n: int 
                  times: Sequence[float] | None = None, qualities: Sequence[float] | None = None,
                  det: float = 0.99) -> FaceCluster:
     """`n` observations of one person, each at cosine `cos` to `base`."""
+    n = len(times) if times is not None else n
     times = list(times) if times is not None else [float(label * 100 + i) for i in range(n)]
     qualities = list(qualities) if qualities is not None else [25.0 + i for i in range(n)]
     obs = [FaceObservation(frame_time_s=times[i], bbox=(0, 0, 10, 10), det_score=det, quality=qualities[i],
@@ -222,5 +223,5 @@ def orphan_report(mg: MemoryGraph) -> dict[str, int]:
 
 
 def assert_no_orphans(mg: MemoryGraph) -> None:
-    report = orphan_report(mg)
-    assert {k: v for k, v in report.items() if v} == {}
+    violated = {k: v for k, v in orphan_report(mg).items() if v}
+    assert not violated, f"graph invariants violated: {violated}"

@@ -24,16 +24,16 @@ def _graph(settings: Settings):  # type: ignore[no-untyped-def]
     return MemoryGraph.connect(settings)
 
 
-def print_results(results: Sequence[ClipResult], out=sys.stdout) -> None:  # type: ignore[no-untyped-def]
+def print_results(results: Sequence[ClipResult]) -> None:
     """The controller's view: memories grouped by clip, tags rendered as <character_K>."""
     if not results:
-        click.echo("  (no memories found)", file=out)
+        click.echo("  (no memories found)")
     for clip in results:
         score = "" if clip.score is None else f"  score {clip.score:.3f}"
         span = "" if clip.start_s is None else f" [{clip.start_s:.0f}-{clip.end_s:.0f}s]"
-        click.echo(f"  {clip.video_id} {clip.label}{span}{score}", file=out)
+        click.echo(f"  {clip.video_id} {clip.label}{span}{score}")
         for m in clip.memories:
-            click.echo(f"    - ({m.kind}) {m.text}", file=out)
+            click.echo(f"    - ({m.kind}) {m.text}")
 
 
 @click.group()
@@ -43,7 +43,8 @@ def main(ctx: click.Context, verbose: bool) -> None:
     """Long-term multimodal memory for agents, on Neo4j."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    ctx.obj = load_settings()
+    if not isinstance(ctx.obj, Settings):  # tests and embedding programs pass their own
+        ctx.obj = load_settings()
 
 
 main.add_command(db)

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from m3graph.errors import NotFoundError
+from m3graph.errors import InvalidInputError, NotFoundError
 from m3graph.graphdb.executor import Tx
 from m3graph.graphdb.types import FaceCluster, Resolution, VoiceCluster, clip_key
 from m3graph.settings import Settings
@@ -90,9 +90,10 @@ class ClusterQuery:
 
 
 def unit_rows(vectors: Sequence[Sequence[float]], dim: int, what: str) -> np.ndarray:
+    sizes = sorted({len(v) for v in vectors})
+    if sizes != [dim]:
+        raise InvalidInputError(f"{what}: expected {dim}-d embeddings, got lengths {sizes}; nothing was written")
     arr = np.asarray(vectors, dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[1] != dim:
-        raise ValueError(f"{what}: expected {dim}-d embeddings, got shape {arr.shape}")
     return arr / np.linalg.norm(arr, axis=1, keepdims=True)
 
 
@@ -207,7 +208,7 @@ def resolve(
     ckey = clip_key(video_id, clip_index)
     labels = [c.label for c in clusters]
     if len(set(labels)) != len(labels):
-        raise ValueError(f"{kind} clusters of clip {ckey} repeat a label: {labels}")
+        raise InvalidInputError(f"{kind} clusters of clip {ckey} repeat a label: {labels}")
 
     if tx.single("graph/get_clip", video_id=video_id, clip_index=clip_index) is None:
         raise NotFoundError(f"clip {ckey} does not exist; register it with upsert_clip before resolving {kind}s")

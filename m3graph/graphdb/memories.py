@@ -89,7 +89,7 @@ def write_clip_memories(
         for r in tx.run("memory/dedup_candidates", items=query_items, k=settings.memory.dedup_candidates,
                         min_score=(1 + threshold) / 2, video_id=video_id):
             matches.setdefault(r["item"], r["memory_id"])  # rows come best-first per item
-    vecs = np.asarray([it["embedding"] for it in items], dtype=np.float64).reshape(len(items), -1)
+    vecs = np.asarray([it["embedding"] for it in items], dtype=np.float64).reshape(len(items), dim)
     if len(items):
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     created = reinforced = 0

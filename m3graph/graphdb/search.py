@@ -190,8 +190,11 @@ def lucene_phrase(text: str) -> str:
 
 
 def lucene_phrase_terms(text: str) -> str:
-    """A user string as OR-ed escaped terms (for hybrid ranking), never as Lucene syntax."""
-    terms = [lucene_escape(t) for t in text.split() if t.strip()]
+    """A user string as OR-ed escaped terms (for hybrid ranking), never as Lucene syntax.
+
+    Each term is quoted: escaping alone leaves the bare words AND, OR and NOT as operators ("Lily AND" fails).
+    """
+    terms = ['"' + lucene_escape(t) + '"' for t in text.split() if t.strip()]
     return " ".join(terms) if terms else '""'
 
 

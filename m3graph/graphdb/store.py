@@ -40,7 +40,11 @@ class MemoryGraph:
     def connect(cls, settings: Settings, migrate: bool = True) -> MemoryGraph:
         executor = Executor.connect(settings)
         if migrate:
-            apply_migrations(executor, settings)
+            try:
+                apply_migrations(executor, settings)
+            except BaseException:
+                executor.close()  # a refused schema must not leak the driver's connection pool
+                raise
         return cls(executor, settings)
 
     def close(self) -> None:

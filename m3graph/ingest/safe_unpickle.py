@@ -13,7 +13,6 @@ from __future__ import annotations
 import builtins
 import codecs
 import collections
-import copyreg
 import io
 import pickle
 from pathlib import Path
@@ -50,9 +49,10 @@ class _StandIn:
             state = merged
         if not isinstance(state, dict):
             raise ImportFormatError(f"{type(self).__name__} state is not a dict: {type(state).__name__}")
-        bad = [k for k in state if not isinstance(k, str)]
+        # Dunder names are refused: an instance ``__setstate__`` would be called by a second BUILD opcode.
+        bad = [k for k in state if not isinstance(k, str) or k.startswith("__")]
         if bad:
-            raise ImportFormatError(f"{type(self).__name__} state has non-string attribute names: {bad[:3]}")
+            raise ImportFormatError(f"{type(self).__name__} state has forbidden attribute names: {bad[:3]!r}")
         # Plain dict update: no attribute hooks (descriptors, __setattr__) can be reached from the file.
         self.__dict__.update(state)
 
@@ -63,8 +63,6 @@ class StandInVideoGraph(_StandIn):
     class Node(_StandIn):
         """What a research ``VideoGraph.Node`` unpickles to (``id``, ``type``, ``embeddings``, ``metadata``)."""
 
-
-StandInVideoGraph.Node.__qualname__ = "StandInVideoGraph.Node"
 
 
 def _safe_getattr(obj: Any, name: str) -> Any:
@@ -184,9 +182,9 @@ def loads_videograph(stream: BinaryIO | bytes, what: str = "pickle") -> StandInV
         raise ImportFormatError(f"{what}: the pickle is truncated (ran out of data): {exc}") from exc
     except pickle.UnpicklingError as exc:
         raise ImportFormatError(f"{what}: not a pickle, or a corrupt or truncated one: {exc}") from exc
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, UnicodeDecodeError,
-            RecursionError, MemoryError) as exc:
-        # Malformed opcodes or arguments surface as ordinary exceptions from the (C) unpickler.
+    except Exception as exc:  # only allow-listed callables ran, so any other failure means bad data
+        # Malformed opcodes or arguments surface as ordinary exceptions (ValueError, TypeError, numpy's
+        # RuntimeError for object scalars, MemoryError, ...) from the unpickler or the allowed constructors.
         raise ImportFormatError(f"{what}: corrupt pickle ({type(exc).__name__}: {exc})") from exc
     if not isinstance(obj, StandInVideoGraph):
         raise ImportFormatError(

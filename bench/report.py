@@ -1,0 +1,153 @@
+"""Machine facts and the markdown tables printed at the end of a run (or rebuilt from saved JSON files)."""
+
+from __future__ import annotations
+
+import os
+import platform
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+TARGETS = {
+    "search_p50_ms": 10.0,
+    "speedup": 50.0,
+    "recall": 0.95,
+    "resolve_ms": 5.0,
+    "write_nodes_per_s": 5000.0,
+}
+
+
+def machine() -> dict[str, Any]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        mem_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+                      if line.startswith("MemTotal"))
+    except (OSError, StopIteration, ValueError):
+        mem_kb = 0
+    try:
+        from neo4j._codec.packstream import v1
+
+        rust = v1._rust_pack is not None
+    except (ImportError, AttributeError):
+        rust = False
+    return {"cpu": cpu, "cores": os.cpu_count(), "mem_gb": round(mem_kb / 2**20, 1),
+            "loadavg_at_start": os.getloadavg(), "python": platform.python_version(),
+            "numpy": np.__version__, "neo4j_driver": metadata.version("neo4j"), "driver_rust_packstream": rust,
+            "platform": platform.platform()}
+
+
+def _get(record: dict[str, Any], path: str) -> Any:
+    cur: Any = record
+    for part in path.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+def _fmt(value: Any, digits: int = 1) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def _pair(record: dict[str, Any], path: str, digits: int = 1) -> str:
+    p50, p95 = _get(record, f"{path}.p50_ms"), _get(record, f"{path}.p95_ms")
+    return "–" if p50 is None else f"{_fmt(p50, digits)} / {_fmt(p95, digits)}"
+
+
+def _loadavg(record: dict[str, Any]) -> str:
+    before, end = _get(record, "loadavg.before_search"), _get(record, "loadavg.end")
+    return "–" if before is None else f"{before[0]:.1f} / {end[0] if end else float('nan'):.1f}"
+
+
+Row = tuple[str, Callable[[dict[str, Any]], str]]
+
+ROWS: list[Row] = [
+    ("videos / clips", lambda r: f"{_fmt(_get(r, 'load.videos'))} / {_fmt(_get(r, 'load.clips'))}"),
+    ("load: seconds", lambda r: _fmt(_get(r, "load.seconds"))),
+    ("load: nodes/s (memories+clips+videos)", lambda r: _fmt(_get(r, "load.nodes_per_s"), 0)),
+    ("load: memories/s", lambda r: _fmt(_get(r, "load.memories_per_s"), 0)),
+    ("range + full-text index build, s", lambda r: _fmt(_get(r, "indexes.range_fulltext_s"))),
+    ("memory vector index build, s", lambda r: _fmt(_get(r, "indexes.memory_embedding_s"))),
+    ("round trip `RETURN 1`: p50 / p95 ms", lambda r: _pair(r, "ping", 2)),
+    ("load average (1 min) before search / at end", lambda r: _loadavg(r)),
+    ("search_clip, no filter (index): p50 / p95 ms", lambda r: _pair(r, "search.global.product", 2)),
+    ("linear scan (numpy), same queries: p50 / p95 ms", lambda r: _pair(r, "search.global.linear_scan", 2)),
+    ("speed-up, p50 scan / p50 search_clip", lambda r: _fmt(_get(r, "search.global.speedup_p50")) + "×"),
+    ("rank_clips only (no memory fetch): p50 / p95 ms", lambda r: _pair(r, "search.rank_global.product", 2)),
+    ("speed-up, p50 scan / p50 rank_clips", lambda r: _fmt(_get(r, "search.rank_global.speedup_p50")) + "×"),
+    ("top-2 clips equal to the scan's (share of queries)", lambda r: _fmt(
+        _get(r, "search.global.agreement.same_clips"), 2)),
+    ("search_clip, half the videos: path", lambda r: _fmt(_get(r, "search.many_videos.path"))),
+    ("search_clip, half the videos: p50 / p95 ms", lambda r: _pair(r, "search.many_videos.product", 2)),
+    ("scan of half the videos: p50 / p95 ms", lambda r: _pair(r, "search.many_videos.linear_scan", 2)),
+    ("  of which count_candidates: p50 ms", lambda r: _fmt(_get(r, "search.many_videos.count_candidates.p50_ms"),
+                                                           2)),
+    ("search_clip, one video (exact scan): p50 / p95 ms", lambda r: _pair(r, "search.one_video.product", 2)),
+    ("numpy scan of one video: p50 / p95 ms", lambda r: _pair(r, "search.one_video.linear_scan", 3)),
+    ("recall@10, raw index top-10", lambda r: _fmt(_get(r, "recall.index_topk.all"), 3)),
+    ("  perturbed / fresh queries", lambda r: f"{_fmt(_get(r, 'recall.index_topk.perturbed'), 3)} / "
+                                              f"{_fmt(_get(r, 'recall.index_topk.fresh'), 3)}"),
+    ("recall@10, search_node(k=10)", lambda r: _fmt(_get(r, "recall.search_node.all"), 3)),
+    ("search_node(k=10): p50 / p95 ms", lambda r: _pair(r, "recall.search_node_latency", 2)),
+    ("resolve_faces, 1 cluster × 3 obs: p50 / p95 ms", lambda r: _pair(r, "identity.all", 2)),
+    ("  returning person: p50 / p95 ms", lambda r: _pair(r, "identity.returning", 2)),
+    ("  new person: p50 / p95 ms", lambda r: _pair(r, "identity.new", 2)),
+    ("face load: entities/s (+ one Character each)", lambda r: _fmt(_get(r, "faces.nodes_per_s"), 0)),
+    ("write_memories per clip (20 memories): p50 / p95 ms", lambda r: _pair(r, "writes.write_memories", 1)),
+    ("write_memories: memories/s", lambda r: _fmt(_get(r, "writes.memories_per_s"), 0)),
+    ("  of which memory/clip_state: p50 ms", lambda r: _fmt(_get(r, "writes.clip_state_query.p50_ms"), 1)),
+    ("store size on disk, GB", lambda r: _fmt(_get(r, "store_gb"), 2)),
+    ("Neo4j RSS after the run, GB", lambda r: _fmt(_get(r, "server_rss_gb"), 1)),
+]
+
+
+def table(sizes: dict[str, dict[str, Any]]) -> str:
+    keys = sorted(sizes, key=int)
+    head = "| measure | " + " | ".join(f"{int(k):,} memories" for k in keys) + " |"
+    lines = [head, "|---|" + "---|" * len(keys)]
+    for label, fn in ROWS:
+        lines.append(f"| {label} | " + " | ".join(fn(sizes[k]) for k in keys) + " |")
+    return "\n".join(lines)
+
+
+def targets(sizes: dict[str, dict[str, Any]]) -> str:
+    """Each target checked at the largest size measured."""
+    if not sizes:
+        return ""
+    key = max(sizes, key=int)
+    r = sizes[key]
+
+    def verdict(ok: bool | None) -> str:
+        return "–" if ok is None else ("met" if ok else "NOT met")
+
+    def le(v: Any, t: float) -> bool | None:
+        return None if v is None else v <= t
+
+    def ge(v: Any, t: float) -> bool | None:
+        return None if v is None else v >= t
+
+    checks = [
+        ("search_clip p50 ≤ 10 ms", _get(r, "search.global.product.p50_ms"), le, TARGETS["search_p50_ms"], 2),
+        ("≥ 50× faster than the linear scan (p50)", _get(r, "search.global.speedup_p50"), ge, TARGETS["speedup"], 1),
+        ("recall@10 (raw index) ≥ 0.95", _get(r, "recall.index_topk.all"), ge, TARGETS["recall"], 3),
+        ("recall@10 (search_node) ≥ 0.95", _get(r, "recall.search_node.all"), ge, TARGETS["recall"], 3),
+        ("identity resolution p50 ≤ 5 ms", _get(r, "identity.all.p50_ms"), le, TARGETS["resolve_ms"], 2),
+        ("batched load ≥ 5,000 nodes/s", _get(r, "load.nodes_per_s"), ge, TARGETS["write_nodes_per_s"], 0),
+        ("write_memories ≥ 5,000 memories/s", _get(r, "writes.memories_per_s"), ge,
+         TARGETS["write_nodes_per_s"], 0),
+    ]
+    lines = [f"Targets at {int(key):,} memories:", "", "| target | measured | verdict |", "|---|---|---|"]
+    for label, value, op, goal, digits in checks:
+        lines.append(f"| {label} | {_fmt(value, digits)} | {verdict(op(value, goal))} |")
+    return "\n".join(lines)

@@ -1,0 +1,225 @@
+"""Benchmark suite: `python -m bench.run --sizes 10000,100000,1000000 --out bench/results/run.json`.
+
+For every size the suite starts its *own* local Neo4j (port 7695 by default, a home of its own that it wipes),
+loads a synthetic clustered memory graph plus 10^5 Face entities, builds the product's indexes, measures
+search, recall, identity resolution and writes through `MemoryGraph`, and stops the server. Results are written
+to the JSON file after every phase, so a run that dies still leaves what it measured. `--report FILE...`
+prints the tables of saved runs without measuring anything (sizes from later files win).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.loader import build_indexes, create_constraints, load_corpus, load_faces, memory_ids
+from bench.measure import bench_identity, bench_ping, bench_recall, bench_search, bench_writes
+from bench.report import machine, table, targets
+from bench.synth import CorpusSpec, make_corpus, make_faces, make_queries
+from m3graph.graphdb.executor import Executor
+from m3graph.graphdb.server import LocalNeo4j, ensure_server
+from m3graph.graphdb.store import MemoryGraph
+from m3graph.settings import LocalServer, Settings
+
+REPO = Path(__file__).resolve().parents[1]
+MARKER = ".m3graph-bench-home"
+log = logging.getLogger("bench.run")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated memory counts")
+    p.add_argument("--out", type=Path, default=None, help="JSON result file (default bench/results/run-<time>.json)")
+    p.add_argument("--queries", type=int, default=200, help="search/recall queries per size (half perturbed)")
+    p.add_argument("--faces", type=int, default=100_000, help="Face entities loaded for identity resolution")
+    p.add_argument("--resolutions", type=int, default=100, help="resolve_faces calls per kind (returning, new)")
+    p.add_argument("--write-clips", type=int, default=100, help="clips written through write_memories")
+    p.add_argument("--write-budget-s", type=float, default=300.0, help="stop product writes after this long")
+    p.add_argument("--batch", type=int, default=5000, help="memories per load transaction")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--home", type=Path, default=REPO / "bench" / "results" / "neo4j-home",
+                   help="server home; wiped before each size")
+    p.add_argument("--port", type=int, default=7695)
+    p.add_argument("--heap-mb", type=int, default=6144)
+    p.add_argument("--pagecache-mb", type=int, default=4096)
+    p.add_argument("--keep", action="store_true", help="leave the last store (and server) in place")
+    p.add_argument("--report", type=Path, nargs="+", default=None, help="print tables of saved result files")
+    return p.parse_args(argv)
+
+
+def bench_settings(args: argparse.Namespace) -> Settings:
+    local = LocalServer(home=args.home, port=args.port, heap_mb=args.heap_mb, pagecache_mb=args.pagecache_mb,
+                        build_dir=REPO / ".m3graph" / "launcher-build", tx_timeout_s=7200, startup_timeout_s=600)
+    # neo4j_uri=None explicitly: an exported NEO4J_URI must not send the benchmark to someone else's server.
+    return Settings(neo4j_uri=None, local=local, query_timeout_s=3700)
+
+
+def fresh_home(server: LocalNeo4j) -> None:
+    """Stops a server left on the bench home and deletes its store; refuses a directory that is not ours."""
+    home = server.home
+    if home.exists():
+        if not (home / MARKER).exists() and any(home.iterdir()):
+            raise SystemExit(f"{home} exists and is not a benchmark home ({MARKER} missing); choose --home")
+        server.stop()
+        shutil.rmtree(home)
+    home.mkdir(parents=True)
+    (home / MARKER).write_text("created by bench.run; deleted and recreated for every size\n")
+
+
+def dir_gb(path: Path) -> float | None:
+    try:
+        out = subprocess.run(["du", "-sk", str(path)], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return int(out.split()[0]) / 2**20
+
+
+class Results:
+    def __init__(self, path: Path, meta: dict[str, Any]) -> None:
+        self.path = path
+        self.data: dict[str, Any] = {"meta": meta, "sizes": {}}
+
+    def size(self, n: int) -> dict[str, Any]:
+        return self.data["sizes"].setdefault(str(n), {"n": n})
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.data, indent=2, default=str))
+        tmp.replace(self.path)
+
+
+def run_size(n: int, args: argparse.Namespace, results: Results) -> None:
+    rec = results.size(n)
+    settings = bench_settings(args)
+    server = LocalNeo4j(settings)
+    ex: Executor | None = None
+    graph: MemoryGraph | None = None
+    try:
+        fresh_home(server)
+        t0 = time.perf_counter()
+        status = ensure_server(settings)
+        rec["server_start_s"] = time.perf_counter() - t0
+        rec["settings"] = {"search": settings.search.model_dump(),
+                           "vector_index": settings.vector_index.model_dump(),
+                           "identity": settings.identity.model_dump(), "heap_mb": args.heap_mb,
+                           "pagecache_mb": args.pagecache_mb}
+        log.info("size %d: server %s up (pid %s) after %.1f s", n, settings.bolt_uri, status and status.pid,
+                 rec["server_start_s"])
+        ex = Executor.connect(settings)
+        graph = measure_size(n, args, settings, ex, rec, results)
+        st = server.status()
+        rec["server_rss_gb"] = st.rss_mb / 1024 if st.rss_mb else None
+        rec["counts"] = graph.counts()
+        rec["complete"] = True
+    except BaseException as exc:
+        rec["error"] = f"{type(exc).__name__}: {exc}"
+        log.exception("size %d failed", n)
+        raise
+    finally:
+        results.save()
+        if graph is not None:
+            graph.close()
+        if ex is not None:
+            ex.close()
+        if server.home.joinpath(MARKER).exists():
+            if not args.keep:
+                server.stop()
+            rec["store_gb"] = dir_gb(server.home)
+            if not args.keep:
+                shutil.rmtree(server.home, ignore_errors=True)
+        results.save()
+
+
+def measure_size(n: int, args: argparse.Namespace, settings: Settings, ex: Executor, rec: dict[str, Any],
+                 results: Results) -> MemoryGraph:
+    """Load, index and measure one size on a running, empty server; returns the open MemoryGraph."""
+    rec["neo4j"] = ex.read("bench/server_info")
+    create_constraints(ex)
+    spec = CorpusSpec(n=n, seed=args.seed)
+    t0 = time.perf_counter()
+    corpus = make_corpus(spec)
+    queries = make_queries(corpus, args.queries, args.seed + 1)
+    rec["corpus"] = {"generate_s": time.perf_counter() - t0, "topics": spec.n_topics, "dim": spec.dim,
+                     "clips_per_video": spec.clips_per_video, "videos": corpus.n_videos,
+                     "clips": corpus.n_clips, "queries": args.queries}
+    log.info("size %d: loading %d memories in %d clips of %d videos", n, n, corpus.n_clips, corpus.n_videos)
+    rec["load"] = load_corpus(ex, corpus, settings, batch=args.batch).summary()
+    rec["load"]["loadavg_after"] = os.getloadavg()
+    log.info("size %d: loaded in %.1f s (%.0f nodes/s)", n, rec["load"]["seconds"], rec["load"]["nodes_per_s"])
+    results.save()
+    faces = make_faces(args.faces, settings.identity.face_dim, args.seed + 2) if args.faces else None
+    if faces is not None:
+        rec["faces"] = load_faces(ex, faces)
+        log.info("size %d: %d faces loaded in %.1f s", n, faces.n, rec["faces"]["seconds"])
+    rec["indexes"] = build_indexes(ex, settings)
+    results.save()
+    graph = MemoryGraph.connect(settings)  # the product entry point; migrations are all recorded by now
+    rec["ping"] = bench_ping(graph)
+    rec["loadavg"] = {"before_search": os.getloadavg()}
+    rec["search"] = bench_search(graph, corpus, queries)
+    rec["loadavg"]["after_search"] = os.getloadavg()
+    results.save()
+    ids = memory_ids(corpus)
+    rec["recall"] = bench_recall(graph, corpus, queries, ids)
+    log.info("size %d: recall@10 index %.3f, search_node %.3f", n, rec["recall"]["index_topk"]["all"],
+             rec["recall"]["search_node"]["all"])
+    del ids
+    results.save()
+    if faces is not None and args.resolutions:
+        rec["identity"] = bench_identity(graph, faces, args.resolutions, args.seed + 3)
+        log.info("size %d: resolve_faces p50 %.2f ms", n, rec["identity"]["all"]["p50_ms"])
+        results.save()
+    if args.write_clips:
+        rec["writes"] = bench_writes(graph, corpus, args.write_clips, args.seed + 4, args.write_budget_s)
+        log.info("size %d: write_memories p50 %.1f ms per clip", n, rec["writes"]["write_memories"]["p50_ms"])
+    rec["loadavg"]["end"] = os.getloadavg()
+    return graph
+
+
+def print_tables(sizes: dict[str, dict[str, Any]]) -> None:
+    print(table(sizes))
+    print()
+    print(targets(sizes))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("neo4j").setLevel(logging.WARNING)
+    if args.report:
+        merged: dict[str, dict[str, Any]] = {}
+        for path in args.report:
+            merged.update(json.loads(path.read_text())["sizes"])
+        print_tables(merged)
+        return 0
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    out = args.out or REPO / "bench" / "results" / f"run-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    meta = {"command": " ".join(["python -m bench.run", *(argv if argv is not None else sys.argv[1:])]),
+            "python_executable": sys.executable,
+            "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": machine(), "args": vars(args)}
+    results = Results(out, meta)
+    results.save()
+    failed = False
+    for n in sizes:
+        try:
+            run_size(n, args, results)
+        except Exception:  # the next size may still fit; the error is in the JSON and the log
+            failed = True
+    results.data["meta"]["finished"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    results.save()
+    print_tables(results.data["sizes"])
+    print(f"\nresults: {out}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+# ruff: noqa: F811  (fixtures imported from graph_fixtures are requested by name)
+"""The controller's search tools on the real server: rendering, time filters, paging, both search paths."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from graph_fixtures import (
+    add_clip,
+    face_cluster,
+    face_dim,
+    graph,  # noqa: F401
+    mem,
+    memory_graph,  # noqa: F401
+    near,
+    rng,
+    set_next_entity_id,
+    text_dim,
+    unit,
+    variant,
+    with_settings,
+)
+
+from m3graph.graphdb.search import lucene_phrase, lucene_phrase_terms
+from m3graph.graphdb.store import MemoryGraph
+from m3graph.graphdb.types import ClipResult
+
+# Clip i's best memory has this cosine to the query.
+CLIP_COS = [0.9, 0.8, 0.7, 0.6, 0.55]
+
+
+@dataclass
+class World:
+    query: np.ndarray
+    face_1: int
+    face_12: int
+    char_1: int
+    char_12: int
+
+
+def _world(mg: MemoryGraph) -> World:
+    """Video v, clips 0..4 registered out of order; face_1 seen in clip 0, face_12 in clip 1."""
+    g = rng(3)
+    for i in (3, 0, 4, 2, 1):
+        add_clip(mg, "v", i)
+    set_next_entity_id(mg, 1)
+    (f1,) = mg.resolve_faces("v", 0, [face_cluster(0, unit(face_dim(mg), g), g)])
+    set_next_entity_id(mg, 12)
+    (f12,) = mg.resolve_faces("v", 1, [face_cluster(0, unit(face_dim(mg), g), g)])
+    assert (f1.entity_id, f12.entity_id) == (1, 12)
+    q = unit(text_dim(mg), g)
+    for i, cos in enumerate(CLIP_COS):
+        batch = [mem("episodic", f"Event {i}: <face_1> talks to <face_12>.", near(q, cos, g)),
+                 mem("episodic", f"Event {i}: background.", near(q, 0.1, g))]
+        if i == 3:
+            batch.append(mem("semantic", "<face_1>'s name is Lily.", near(q, 0.2, g)))
+            batch.append(mem("semantic", "<face_12>'s name is Bob.", near(q, 0.2, g)))
+        if i == 4:
+            batch.append(mem("semantic", "Equivalence: <face_1>, <face_12>", near(q, 0.99, g)))
+        mg.write_memories("v", i, batch)
+    chars = mg.characters_of([1, 12])
+    return World(q, 1, 12, chars[1], chars[12])
+
+
+def _clips(results: list[ClipResult]) -> list[int]:
+    return [r.clip_index for r in results]
+
+
+def test_tags_render_token_exactly(graph: MemoryGraph) -> None:
+    w = _world(graph)
+    assert w.char_1 != w.char_12
+    (clip,) = graph.search.fetch_clip("v", 2)
+    first = clip.memories[0]
+    assert first.raw_text == "Event 2: <face_1> talks to <face_12>."
+    assert first.text == f"Event 2: <character_{w.char_1}> talks to <character_{w.char_12}>."
+    assert [m.order_in_clip for m in clip.memories] == [0, 1]
+    # Same through search_node (another query file renders the tags).
+    nodes = graph.search.search_node(w.query, videos=["v"], k=1)
+    assert nodes[0].memories[0].text == f"Event 0: <character_{w.char_1}> talks to <character_{w.char_12}>."
+
+
+def test_equivalence_statements_are_never_shown(graph: MemoryGraph) -> None:
+    w = _world(graph)
+    for results in (graph.search.fetch_clip("v", 4), graph.search.search_node(w.query, videos=["v"]),
+                    graph.search.search_clip(w.query, videos=["v"], k=5)):
+        assert not any(m.raw_text.startswith("Equivalence") for r in results for m in r.memories)
+
+
+def test_before_clip_hides_the_future(graph: MemoryGraph) -> None:
+    w = _world(graph)
+    s = graph.search
+    assert _clips(s.search_clip(w.query, videos=["v"], before_clip=2, k=5, threshold=-1)) == [0, 1, 2]
+    assert _clips(s.search_clip(w.query, before_clip=2, k=5, threshold=-1)) == [0, 1, 2]  # index path
+    assert max(_clips(s.search_node(w.query, videos=["v"], before_clip=2))) == 2
+    assert max(_clips(s.search_node(w.query, before_clip=2))) == 2
+    assert s.fetch_clip("v", 3, before_clip=2) == []
+    assert _clips(s.fetch_clip("v", 2, before_clip=2, before=2, after=2)) == [0, 1, 2]
+    assert s.characters_named("Lily", before_clip=2) == []
+    assert s.characters_named("Lily", before_clip=3) == [(w.char_1, 1)]
+
+
+def test_search_clip_pages_through_unseen_clips(graph: MemoryGraph) -> None:
+    w = _world(graph)
+    s = graph.search
+    first = s.search_clip(w.query, videos=["v"])  # defaults: top 2, cosine >= 0.5
+    assert _clips(first) == [0, 1]
+    assert [r.score for r in first] == pytest.approx(CLIP_COS[:2], abs=1e-5)
+    assert all(len(r.memories) == 2 for r in first)  # every memory of the clip, equivalences excluded
+    shown = [f"v#{r.clip_index}" for r in first]
+    assert _clips(s.search_clip(w.query, videos=["v"], exclude=shown)) == [2, 3]
+    assert _clips(s.search_clip(w.query, videos=["v"], exclude=[*shown, "v#2", "v#3"])) == [4]
+    assert s.search_clip(w.query, videos=["v"], exclude=[f"v#{i}" for i in range(5)]) == []
+    assert _clips(s.search_clip(w.query, videos=["v"], threshold=0.75, k=5)) == [0, 1]
+    assert _clips(s.search_clip(w.query, videos=["v"], episodic_only=True, k=5)) == [0, 1, 2, 3, 4]
+
+
+def test_exact_and_index_paths_agree(graph: MemoryGraph) -> None:
+    w = _world(graph)
+    index = with_settings(graph, variant(graph.settings, search={"exact_scan_limit": 0})).search
+
+    def ranked(results: list[ClipResult]) -> list[tuple[int, float]]:
+        return sorted(((r.clip_index, round(r.score or 0.0, 4)) for r in results), key=lambda x: -x[1])
+
+    for kw in ({"k": 2}, {"k": 4}, {"k": 5, "before_clip": 3}, {"k": 3, "exclude": ["v#1"]}):
+        exact = graph.search.search_clip(w.query, videos=["v"], **kw)
+        approx = index.search_clip(w.query, videos=["v"], **kw)
+        assert ranked(exact) == ranked(approx), kw
+        assert exact == approx
+    exact_nodes = graph.search.search_node(w.query, videos=["v"], k=6)
+    index_nodes = index.search_node(w.query, videos=["v"], k=6)
+    assert [[m.memory_id for m in r.memories] for r in exact_nodes] == \
+           [[m.memory_id for m in r.memories] for r in index_nodes]
+
+
+def test_search_scoped_to_a_character(graph: MemoryGraph) -> None:
+    w = _world(graph)
+    add_clip(graph, "v", 5)
+    graph.write_memories("v", 5, [mem("episodic", "<face_12> leaves alone.", near(w.query, 0.95, rng(5)))])
+    only_12 = graph.search.search_clip(w.query, videos=["v"], characters=[w.char_12], k=1)
+    assert _clips(only_12) == [5]
+    nodes = graph.search.search_node(w.query, videos=["v"], characters=[w.char_1], k=50)
+    assert all("<face_1>" in m.raw_text for r in nodes for m in r.memories)
+    assert graph.search.search_clip(w.query, characters=[9999]) == []
+
+
+def test_hybrid_search_node_uses_the_text(graph: MemoryGraph) -> None:
+    w = _world(graph)
+    g = rng(11)
+    add_clip(graph, "v", 5)
+    graph.write_memories("v", 5, [mem("episodic", "Someone opens a red umbrella.", near(w.query, 0.0, g))])
+    plain = graph.search.search_node(w.query, videos=["v"], k=2)
+    assert not any("umbrella" in m.text for r in plain for m in r.memories)
+    hybrid = graph.search.search_node(w.query, videos=["v"], k=2, text="umbrella")
+    texts = [m.text for r in hybrid for m in r.memories]
+    assert any("umbrella" in t for t in texts)
+    assert any(t.startswith("Event 0") for t in texts)  # the best vector hit stays
+
+
+def test_characters_named(graph: MemoryGraph) -> None:
+    w = _world(graph)
+    s = graph.search
+    assert s.characters_named("Lily") == [(w.char_1, 1)]
+    assert s.characters_named("lily", videos=["v"]) == [(w.char_1, 1)]
+    assert s.characters_named("Bob") == [(w.char_12, 1)]
+    assert s.characters_named("Lily", videos=["other"]) == []
+    facts = s.character_facts(w.char_1)
+    assert [m.raw_text for r in facts for m in r.memories] == ["<face_1>'s name is Lily."]
+
+
+@pytest.mark.parametrize("name", ['Lily" OR *:*', "*:*", "Lily OR Bob", "name:Bob", "AND", "Lily AND", "NOT",
+                                  "(Bob", "Bob~", "\\", "  ", "Bob\" OR \"Lily"])
+def test_fulltext_input_is_never_lucene_syntax(graph: MemoryGraph, name: str) -> None:
+    w = _world(graph)
+    found = graph.search.characters_named(name)
+    allowed = ([], [(w.char_12, 1)]) if "Bob" in name else ([],)
+    assert found in allowed, f"{name!r} matched {found}"
+    # The same strings as hybrid search text: no error, and no more than k results.
+    nodes = graph.search.search_node(w.query, videos=["v"], k=3, text=name)
+    assert sum(len(r.memories) for r in nodes) <= 3
+
+
+def test_lucene_phrase_escapes_operators() -> None:
+    assert lucene_phrase('Lily" OR *:*') == '"Lily\\" OR \\*\\:\\*"'
+    assert lucene_phrase_terms("Lily AND (Bob") == '"Lily" "AND" "\\(Bob"'
+    assert lucene_phrase_terms("   ") == '""'
+
+
+def test_fetch_clip_follows_the_next_chain(graph: MemoryGraph) -> None:
+    _world(graph)
+    s = graph.search
+    assert _clips(s.fetch_clip("v", 2)) == [2]
+    assert _clips(s.fetch_clip("v", 2, before=1, after=1)) == [1, 2, 3]
+    assert _clips(s.fetch_clip("v", 2, before=2)) == [0, 1, 2]
+    assert _clips(s.fetch_clip("v", 2, after=9)) == [2, 3, 4]
+    assert _clips(s.fetch_clip("v", 0, before=3, after=1)) == [0, 1]
+    assert s.fetch_clip("v", 42) == []
+    (c,) = s.fetch_clip("v", 1)
+    assert (c.start_s, c.end_s) == (30.0, 60.0)
+    # After a deletion the chain is re-linked around the gap.
+    graph.delete_clip("v", 2)
+    assert _clips(s.fetch_clip("v", 1, after=2)) == [1, 3]
