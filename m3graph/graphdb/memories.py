@@ -1,8 +1,9 @@
 """Writing one clip's memories and equivalence votes as one idempotent step.
 
 Episodic memories are always inserted (ids are the clip key plus their order). Semantic memories are
-deduplicated through the vector index against the video's semantic memories that mention every entity the
-new one mentions (cos > 0.85 reinforces the best match instead of inserting, reference §3.5). Support is the
+deduplicated against the video's semantic memories that mention every entity the new one mentions (cos > 0.85
+reinforces the best match instead of inserting, reference §3.5): an exact scan while the video has few semantic
+memories, the vector index beyond `search.exact_scan_limit`. Support is the
 *set* of clips that produced a statement, so a retried or replayed clip changes nothing, and re-memorizing a
 clip with different output replaces that clip's contribution: memories it no longer produces lose its
 support, and its votes are replaced. Mentions are structural `MENTIONS` edges, validated against existing
@@ -86,8 +87,13 @@ def write_clip_memories(
     matches: dict[int, str] = {}
     if items:
         query_items = [{k: it[k] for k in ("idx", "embedding", "entity_ids", "is_equivalence")} for it in items]
-        for r in tx.run("memory/dedup_candidates", items=query_items, k=settings.memory.dedup_candidates,
-                        min_score=(1 + threshold) / 2, video_id=video_id):
+        n_semantic = tx.single("memory/count_semantic", video_id=video_id)["n"]  # type: ignore[index]
+        if n_semantic <= settings.search.exact_scan_limit:
+            found = tx.run("memory/dedup_exact", items=query_items, min_score=(1 + threshold) / 2, video_id=video_id)
+        else:
+            found = tx.run("memory/dedup_candidates", items=query_items, k=settings.memory.dedup_candidates,
+                           min_score=(1 + threshold) / 2, video_id=video_id)
+        for r in found:
             matches.setdefault(r["item"], r["memory_id"])  # rows come best-first per item
     vecs = np.asarray([it["embedding"] for it in items], dtype=np.float64).reshape(len(items), dim)
     if len(items):

@@ -1,0 +1,14 @@
+// mode: read
+// params: items, min_score, video_id
+// returns: item, memory_id, score
+// Exact variant of dedup_candidates for videos with few semantic memories (the usual case): no global
+// top-K cut-off can hide a duplicate behind other videos' similar memories.
+MATCH (m:Memory {video_id: $video_id})
+WHERE m.kind = 'semantic'
+UNWIND $items AS item
+WITH item, m, vector.similarity.cosine(m.embedding, item.embedding) AS score
+WHERE score >= $min_score AND m.is_equivalence = item.is_equivalence
+  AND all(e IN item.entity_ids WHERE e IN m.entity_ids)
+  AND (size(item.entity_ids) > 0 OR size(m.entity_ids) = 0)
+RETURN item.idx AS item, m.memory_id AS memory_id, score
+ORDER BY item, score DESC, memory_id
