@@ -51,7 +51,7 @@ def delete_clip_tx(tx: Tx, settings: Settings, video_id: str, clip_index: int) -
         raise NotFoundError(f"clip {ckey} does not exist")
     tx.run("graph/lock", name=f"memory:{video_id}")
     affected = tx.single("delete/clip_entities", clip_key=ckey)["entity_ids"]  # type: ignore[index]
-    memory_ids = [r["memory_id"] for r in tx.run("delete/clip_memories", clip_key=ckey)]
+    memory_ids = [r["memory_id"] for r in tx.run("delete/clip_memories", clip_key=ckey, video_id=video_id)]
     if memory_ids:
         tx.run("memory/retract", clip_key=ckey, memory_ids=memory_ids)
     tx.run("delete/clip", clip_key=ckey)

@@ -76,7 +76,7 @@ def write_clip_memories(
     all_votes = list(votes) + [v for m in memories for v in equivalence_votes(m.text)]
     _check_entities(tx, memories, all_votes)
     tx.run("graph/lock", name=f"memory:{video_id}")
-    prior = {r["memory_id"] for r in tx.run("memory/clip_state", clip_key=ckey)}
+    prior = {r["memory_id"] for r in tx.run("memory/clip_state", clip_key=ckey, video_id=video_id)}
 
     rows: list[dict[str, Any]] = []
     for order, m in enumerate(x for x in memories if x.kind == "episodic"):

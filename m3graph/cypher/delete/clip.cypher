@@ -7,15 +7,21 @@ CALL (c) {
   MATCH (o)-[:IN_CLIP]->(c) WHERE o:FaceObs OR o:Utterance
   DETACH DELETE o
 }
-CALL () {
-  MATCH (f:Face)-[r:SAME_AS]->(:Voice) WHERE any(x IN r.evidence WHERE x STARTS WITH $clip_key + '|')
+CALL (c) {
+  UNWIND coalesce(c.vote_pairs, []) AS p
+  WITH split(p, ':') AS ids
+  MATCH (:Face {entity_id: toInteger(ids[0])})-[r:SAME_AS]->(:Voice {entity_id: toInteger(ids[1])})
+  WHERE any(x IN r.evidence WHERE x STARTS WITH $clip_key + '|')
   SET r.evidence = [x IN r.evidence WHERE NOT x STARTS WITH $clip_key + '|']
   SET r.votes = size(r.evidence)
   WITH r WHERE r.votes = 0
   DELETE r
 }
-CALL () {
-  MATCH (:Face)-[r:CO_OCCURS]->(:Face) WHERE $clip_key IN r.clips
+CALL (c) {
+  UNWIND coalesce(c.cooccur_pairs, []) AS p
+  WITH split(p, ':') AS ids
+  MATCH (:Face {entity_id: toInteger(ids[0])})-[r:CO_OCCURS]->(:Face {entity_id: toInteger(ids[1])})
+  WHERE $clip_key IN r.clips
   SET r.clips = [x IN r.clips WHERE x <> $clip_key]
   WITH r WHERE size(r.clips) = 0
   DELETE r

@@ -1,14 +1,14 @@
 // mode: read
 // params: clip_key
 // returns: entity_ids
-// Entities whose evidence, exemplars or votes come from this clip.
-CALL () {
-  MATCH (c:Clip {clip_key: $clip_key})<-[:IN_CLIP]-(o)-[:OF]->(e) RETURN e.entity_id AS id
+// Entities whose evidence, exemplars or votes come from this clip (votes and co-occurrences are listed
+// on the clip, so no relationship scan is needed).
+MATCH (c:Clip {clip_key: $clip_key})
+CALL (c) {
+  MATCH (c)<-[:IN_CLIP]-(o)-[:OF]->(e) RETURN e.entity_id AS id
   UNION
-  MATCH (f:Face)-[r:SAME_AS]->(v:Voice) WHERE any(x IN r.evidence WHERE x STARTS WITH $clip_key + '|')
-  UNWIND [f.entity_id, v.entity_id] AS id RETURN id
-  UNION
-  MATCH (a:Face)-[r:CO_OCCURS]->(b:Face) WHERE $clip_key IN r.clips
-  UNWIND [a.entity_id, b.entity_id] AS id RETURN id
+  UNWIND coalesce(c.vote_pairs, []) + coalesce(c.cooccur_pairs, []) AS p
+  UNWIND split(p, ':') AS id
+  RETURN toInteger(id) AS id
 }
 RETURN collect(DISTINCT id) AS entity_ids
