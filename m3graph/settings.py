@@ -136,6 +136,21 @@ class PerceptionConfig(BaseModel):
     threads: int = Field(2, ge=1)
 
 
+class TaskConfig(BaseModel):
+    """Celery on Redis. Time limits stay below Redis's visibility timeout so a slow task is never redelivered."""
+
+    model_config = ConfigDict(frozen=True)
+
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    visibility_timeout_s: int = Field(7200, ge=60)
+    soft_time_limit_s: int = Field(1800, ge=10)
+    hard_time_limit_s: int = Field(2100, ge=10)
+    max_retries: int = Field(5, ge=0)
+    retry_backoff_s: int = Field(5, ge=1)
+    # In-process mode runs the same steps without a broker (the README's main command needs no worker).
+    eager: bool = False
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="M3GRAPH_",
@@ -166,6 +181,7 @@ class Settings(BaseSettings):
     vector_index: VectorIndexConfig = VectorIndexConfig()
     text_model: TextModelConfig = TextModelConfig()
     perception: PerceptionConfig = PerceptionConfig()
+    tasks: TaskConfig = TaskConfig()
 
     # Media and time.
     clip_seconds: float = Field(30.0, gt=0)

@@ -138,6 +138,40 @@ def demo(settings: Settings, video_id: str | None) -> None:
         click.echo("Browse it in Neo4j Browser or Bloom at " + settings.bolt_uri + " (no auth on the local server).")
 
 
+@main.command()
+@click.argument("videos", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--live", "live_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Also ingest clips as they appear in this directory (Ctrl-C to stop).")
+@click.option("--celery/--in-process", "use_celery", default=False, show_default=True,
+              help="Queue on Redis for `m3graph worker` processes, or run in this process.")
+@click.option("--video-id", default=None, help="Id for a single video (default: the file name stem).")
+@click.pass_obj
+def ingest(settings: Settings, videos: tuple[Path, ...], live_dir: Path | None, use_celery: bool,
+           video_id: str | None) -> None:
+    """Ingest videos: 30 s clips -> faces and voices -> entities -> memories, with progress per clip."""
+    from m3graph.ingest.ingest_cli import run_ingest
+
+    if not videos and live_dir is None:
+        raise click.UsageError("give at least one VIDEO or --live DIR")
+    if video_id and len(videos) > 1:
+        raise click.UsageError("--video-id names one video: give one VIDEO (or only --live)")
+    run_ingest(settings, list(videos), live_dir, use_celery, video_id)
+
+
+@main.command()
+@click.option("-c", "--concurrency", type=int, default=2, show_default=True)
+@click.option("--loglevel", default="info", show_default=True)
+@click.pass_obj
+def worker(settings: Settings, concurrency: int, loglevel: str) -> None:
+    """Start a Celery worker on the configured Redis (prefork, one Neo4j driver per process)."""
+    from m3graph.graphdb.server import ensure_server
+    from m3graph.tasks.app import QUEUE, configure
+
+    ensure_server(settings)
+    configure(settings).worker_main(["worker", f"--loglevel={loglevel}", f"--concurrency={concurrency}",
+                                     "-Q", QUEUE, "--pool=prefork"])
+
+
 @main.group()
 def delete() -> None:
     """Delete a clip, a video or a character with everything derived from it."""

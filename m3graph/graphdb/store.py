@@ -12,7 +12,7 @@ from typing import Any, Self
 
 from m3graph.graphdb import deletion
 from m3graph.graphdb.characters import refresh_characters
-from m3graph.graphdb.executor import Executor
+from m3graph.graphdb.executor import Executor, Tx
 from m3graph.graphdb.identity import resolve
 from m3graph.graphdb.memories import record_clip_votes, write_clip_memories
 from m3graph.graphdb.search import MemorySearch
@@ -60,6 +60,32 @@ class MemoryGraph:
     def upsert_clip(self, clip: ClipInfo, video_name: str | None = None) -> None:
         self.ex.write("graph/upsert_clip", video_id=clip.video_id, clip_index=clip.clip_index, start_s=clip.start_s,
                       end_s=clip.end_s, uri=clip.uri, video_name=video_name or clip.video_id)
+
+    def register_clip(self, clip: ClipInfo, faces: Sequence[FaceCluster], voices: Sequence[VoiceCluster],
+                      video_name: str | None = None) -> tuple[list[Resolution], list[Resolution]]:
+        """Clip, face and voice resolution and the meta-clip vote in ONE transaction: all or nothing.
+
+        A clip with exactly one face cluster and one voice cluster (the paper's meta-clip) votes that they are
+        the same person.
+        """
+
+        def work(tx: Tx) -> tuple[list[Resolution], list[Resolution]]:
+            tx.run("graph/upsert_clip", video_id=clip.video_id, clip_index=clip.clip_index, start_s=clip.start_s,
+                   end_s=clip.end_s, uri=clip.uri, video_name=video_name or clip.video_id)
+            face_res, _ = resolve(tx, self.settings, "face", clip.video_id, clip.clip_index, faces)
+            voice_res, _ = resolve(tx, self.settings, "voice", clip.video_id, clip.clip_index, voices)
+            votes = []
+            if len(face_res) == 1 and len(voice_res) == 1:
+                votes = [EquivalenceVote(face_id=face_res[0].entity_id, voice_id=voice_res[0].entity_id,
+                                         source="meta-clip")]
+            record_clip_votes(tx, self.settings, clip.video_id, clip.clip_index, votes, "meta-clip")
+            return face_res, voice_res
+
+        return self.ex.write_tx(work, label="register_clip")
+
+    def set_clip_status(self, video_id: str, clip_index: int, status: str, detail: str | None = None) -> None:
+        self.ex.write("graph/set_clip_status", video_id=video_id, clip_index=clip_index, status=status,
+                      detail=detail)
 
     def resolve_faces(self, video_id: str, clip_index: int, clusters: Sequence[FaceCluster]) -> list[Resolution]:
         return self.ex.write_tx(lambda tx: resolve(tx, self.settings, "face", video_id, clip_index, clusters)[0],

@@ -1,0 +1,286 @@
+"""Voices of one clip: who spoke when, and what they said, as per-clip `VoiceCluster`s.
+
+The reference (m3-agent-reference §4.4) asks Gemini for speaker-turn segments with text, keeps those ≥ 2 s, embeds
+each with ERes2NetV2 and matches every segment to the graph on its own (§10 item 9: no intra-clip clustering). Here,
+all offline and per clip:
+
+1. **VAD** (silero, `vad.py`): speech spans, tiny gaps bridged, spans < `min_speech_s` (0.8 s) dropped.
+2. **Speaker turns.** VAD cannot see a speaker change without a pause, so a span of ≥ `TURN_SPLIT_MIN_S` is embedded
+   in 1.6-s windows every 0.5 s and split where the mean embedding left of a boundary differs most from the mean
+   right of it (cosine below `voice_cluster_threshold`), recursively; each cut is moved to the quietest 20-ms frame
+   nearby so words are not cut. Spans without a change keep one embedding, the mean of their windows; split turns
+   are embedded afresh. (Averaging fixed ~3-s windows without looking for changes would blend two voices into one
+   vector whenever people talk without a pause.)
+3. **ASR** (`asr.py`) per turn, with up to 0.2 s of context that does not reach into a neighbouring turn. Turns with
+   no recognised text are dropped, like the reference's "skip unintelligible speech": this also removes VAD false
+   alarms (music, noise) that would otherwise become voice entities.
+4. **Clustering** within the clip: average-linkage agglomeration on cosine similarity, merging while the mean
+   pairwise cosine is ≥ `voice_cluster_threshold`, with a cannot-link between turns that overlap in time (one
+   person does not speak twice at once). Mean pairwise cosine is the same score the graph's identity matching uses.
+5. **Output**: one `VoiceCluster` per speaker, labels 0.. in order of first speech; utterances carry ABSOLUTE times
+   (`clip_start_s` + offset, ms precision), unit-norm embeddings, `quality` = turn duration in seconds (longer
+   speech gives a steadier voice vector; it ranks voice exemplars), and, when `audio_dir` is given, a 16-bit WAV
+   snippet named by its absolute milliseconds (deterministic: re-running a clip rewrites the same files; use one
+   `audio_dir` per video).
+
+`diarization = "pyannote"` replaces steps 1, 2 and 4 by a local pyannote pipeline (`diarize_pyannote.py`); embeddings
+and ASR stay the same so the output is interchangeable.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from m3graph.errors import ConfigError, InvalidInputError
+from m3graph.graphdb.types import UtteranceObservation, VoiceCluster
+from m3graph.perception.asr import ASR, asr_model
+from m3graph.perception.speaker import SpeakerEmbedder, speaker_embedder, unit
+from m3graph.perception.vad import SAMPLE_RATE, SpeechSegment, detect_speech, load_audio
+from m3graph.settings import Settings
+
+log = logging.getLogger(__name__)
+
+TURN_SPLIT_MIN_S = 4.0  # shorter spans hold too few windows on each side of a cut to compare reliably
+WINDOW_HOP_S = 0.5  # speaker-change resolution; window embedding costs about 3x the span with 1.6-s windows
+SNAP_RADIUS_S = 0.3  # a cut moves to the quietest 20-ms frame within this distance
+ASR_CONTEXT_S = 0.2
+OVERLAP_EPS_S = 1e-3
+
+
+@dataclass(frozen=True)
+class _Turn:
+    """A clip-relative speech turn with its voice vector; `group` is a diarizer label (pyannote) or None."""
+
+    start_s: float
+    end_s: float
+    embedding: np.ndarray
+    group: str | None = None
+    text: str = ""
+
+
+# ------------------------------------------------------------------------------------------ pure helpers
+
+
+def _cos(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def _quietest(audio: np.ndarray, t: float, lo: float, hi: float) -> float:
+    """The centre of the lowest-energy 20-ms frame within SNAP_RADIUS_S of t, kept inside [lo, hi]."""
+    frame = SAMPLE_RATE // 50
+    a = max(lo, t - SNAP_RADIUS_S)
+    b = min(hi, t + SNAP_RADIUS_S)
+    i0, i1 = int(a * SAMPLE_RATE), int(b * SAMPLE_RATE)
+    if i1 - i0 < 2 * frame:
+        return t
+    chunk = audio[i0:i1]
+    n = chunk.size // frame
+    energy = np.square(chunk[: n * frame].reshape(n, frame), dtype=np.float64).mean(axis=1)
+    return float(a + (int(np.argmin(energy)) + 0.5) * frame / SAMPLE_RATE)
+
+
+def find_turns(vectors: np.ndarray, spans: np.ndarray, start: float, end: float, threshold: float,
+               min_turn_s: float, audio: np.ndarray | None = None) -> list[tuple[float, float]]:
+    """Split [start, end] at speaker changes, given window vectors and their spans (same time base).
+
+    A boundary t is scored by the cosine between the mean of the windows that end before t and the mean of those
+    that start after it; the lowest score below `threshold` wins and both sides are searched again. Windows that
+    straddle t are ignored, so each side's mean comes from one voice only. With `audio` (same time base, 16 kHz),
+    a cut is moved to the quietest nearby frame.
+    """
+    eps = 1e-6
+    inside = [i for i in range(len(spans)) if spans[i, 0] >= start - eps and spans[i, 1] <= end + eps]
+    best: tuple[float, float] | None = None
+    for t in sorted({float(spans[i, 0]) for i in inside} | {float(spans[i, 1]) for i in inside}):
+        if t - start < min_turn_s or end - t < min_turn_s:
+            continue
+        left = [i for i in inside if spans[i, 1] <= t + eps]
+        right = [i for i in inside if spans[i, 0] >= t - eps]
+        if not left or not right:
+            continue
+        score = _cos(vectors[left].mean(axis=0), vectors[right].mean(axis=0))
+        if best is None or score < best[0]:
+            best = (score, t)
+    if best is None or best[0] >= threshold:
+        return [(start, end)]
+    cut = best[1]
+    if audio is not None:
+        cut = _quietest(audio, cut, start + min_turn_s / 2, end - min_turn_s / 2)
+    return (find_turns(vectors, spans, start, cut, threshold, min_turn_s, audio)
+            + find_turns(vectors, spans, cut, end, threshold, min_turn_s, audio))
+
+
+def cluster_voices(vectors: np.ndarray, spans: Sequence[tuple[float, float]], threshold: float) -> list[int]:
+    """Average-linkage clustering with cannot-links for overlapping spans; labels 0.. in order of first start.
+
+    Deterministic: ties go to the lowest cluster pair, and the input order does not matter beyond that.
+    """
+    n = len(spans)
+    if n == 0:
+        return []
+    sim = np.asarray(vectors, dtype=np.float64) @ np.asarray(vectors, dtype=np.float64).T
+    starts = np.array([s for s, _ in spans])
+    ends = np.array([e for _, e in spans])
+    overlap = (np.minimum.outer(ends, ends) - np.maximum.outer(starts, starts)) > OVERLAP_EPS_S
+    np.fill_diagonal(overlap, False)
+    clusters: list[list[int]] = [[i] for i in range(n)]
+    while True:
+        best: tuple[float, int, int] | None = None
+        for a in range(len(clusters)):
+            for b in range(a + 1, len(clusters)):
+                ia, ib = np.ix_(clusters[a], clusters[b])
+                if overlap[ia, ib].any():
+                    continue
+                score = float(sim[ia, ib].mean())
+                if score >= threshold and (best is None or score > best[0]):
+                    best = (score, a, b)
+        if best is None:
+            break
+        _, a, b = best
+        clusters[a] = sorted(clusters[a] + clusters[b])
+        del clusters[b]
+    clusters.sort(key=lambda members: min((starts[i], ends[i], i) for i in members))
+    labels = [0] * n
+    for label, members in enumerate(clusters):
+        for i in members:
+            labels[i] = label
+    return labels
+
+
+# ------------------------------------------------------------------------------------------ pipeline stages
+
+
+def _embedding_turns(audio: np.ndarray, segments: list[SpeechSegment], embedder: SpeakerEmbedder,
+                     threshold: float, min_speech_s: float) -> list[_Turn]:
+    turns: list[_Turn] = []
+    min_turn_s = max(embedder.window_s, min_speech_s)
+    for seg in segments:
+        i0, i1 = int(round(seg.start_s * SAMPLE_RATE)), int(round(seg.end_s * SAMPLE_RATE))
+        wave = audio[i0:i1]
+        if seg.duration_s < TURN_SPLIT_MIN_S:
+            turns.append(_Turn(seg.start_s, seg.end_s, embedder.embed(wave, SAMPLE_RATE)))
+            continue
+        vectors, spans = embedder.embed_windows(wave, SAMPLE_RATE, WINDOW_HOP_S)
+        pieces = find_turns(vectors, spans, 0.0, seg.duration_s, threshold, min_turn_s, wave)
+        if len(pieces) == 1:
+            turns.append(_Turn(seg.start_s, seg.end_s, unit(vectors.mean(axis=0))))
+            continue
+        log.debug("split %.2f-%.2f s into %d speaker turns", seg.start_s, seg.end_s, len(pieces))
+        for a, b in pieces:
+            piece = wave[int(round(a * SAMPLE_RATE)) : int(round(b * SAMPLE_RATE))]
+            turns.append(_Turn(seg.start_s + a, seg.start_s + b, embedder.embed(piece, SAMPLE_RATE)))
+    return turns
+
+
+def _pyannote_turns(audio: np.ndarray, settings: Settings, embedder: SpeakerEmbedder) -> list[_Turn]:
+    from m3graph.perception.diarize_pyannote import diarize
+
+    turns = []
+    for t in diarize(audio, settings.perception):
+        wave = audio[int(round(t.start_s * SAMPLE_RATE)) : int(round(t.end_s * SAMPLE_RATE))]
+        turns.append(_Turn(t.start_s, t.end_s, embedder.embed(wave, SAMPLE_RATE), group=t.speaker))
+    return turns
+
+
+def _transcribe(audio: np.ndarray, turns: list[_Turn], asr: ASR) -> list[_Turn]:
+    """ASR per turn, with a little context that never reaches into the neighbouring turn."""
+    out = []
+    ordered = sorted(turns, key=lambda t: (t.start_s, t.end_s))
+    duration = audio.size / SAMPLE_RATE
+    for k, t in enumerate(ordered):
+        prev_end = ordered[k - 1].end_s if k > 0 else 0.0
+        next_start = ordered[k + 1].start_s if k + 1 < len(ordered) else duration
+        a = max(0.0, min(t.start_s, max(t.start_s - ASR_CONTEXT_S, prev_end)))
+        b = min(duration, max(t.end_s, min(t.end_s + ASR_CONTEXT_S, next_start)))
+        text = asr.transcribe(audio[int(round(a * SAMPLE_RATE)) : int(round(b * SAMPLE_RATE))], SAMPLE_RATE)
+        out.append(_Turn(t.start_s, t.end_s, t.embedding, t.group, text))
+    return out
+
+
+def _write_snippet(audio: np.ndarray, start_s: float, end_s: float, abs_start: float, abs_end: float,
+                   audio_dir: Path) -> str:
+    """Write the turn's audio atomically under a name derived from its absolute time; returns a file:// URI."""
+    import soundfile as sf
+
+    audio_dir.mkdir(parents=True, exist_ok=True)
+    path = audio_dir / f"voice_{round(abs_start * 1000):09d}_{round(abs_end * 1000):09d}.wav"
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    sf.write(str(tmp), audio[int(round(start_s * SAMPLE_RATE)) : int(round(end_s * SAMPLE_RATE))], SAMPLE_RATE,
+             subtype="PCM_16", format="WAV")
+    os.replace(tmp, path)
+    return path.resolve().as_uri()
+
+
+def perceive_voices(wav_path: Path, settings: Settings, clip_start_s: float = 0.0, audio_dir: Path | None = None,
+                    *, embedder: SpeakerEmbedder | None = None, asr: ASR | None = None,
+                    keep_untranscribed: bool = False) -> list[VoiceCluster]:
+    """Per-clip voice clusters of a clip's audio track (any sample rate/channels; resampled to 16 kHz mono).
+
+    Args:
+        wav_path: the clip's audio.
+        settings: `settings.perception` drives every stage; `settings.identity.voice_dim` must match the embedder.
+        clip_start_s: the clip's start in the video; added to every timestamp.
+        audio_dir: where to write per-utterance WAV snippets (None: write nothing, `audio_uri` stays None).
+        embedder, asr: override the configured models (tests, other back ends).
+        keep_untranscribed: keep turns whose ASR text is empty (default: drop them, see module docstring).
+
+    Returns:
+        One cluster per speaker, or [] when nobody speaks.
+
+    Raises:
+        FileNotFoundError / InvalidInputError: unreadable audio or a negative `clip_start_s`.
+        ConfigError: a model, package or path that the settings name is unavailable.
+    """
+    if not clip_start_s >= 0:
+        raise InvalidInputError(f"clip_start_s must be >= 0, got {clip_start_s}")
+    cfg = settings.perception
+    audio = load_audio(Path(wav_path))
+    if embedder is None:
+        embedder = speaker_embedder(cfg.speaker_embedder, cfg.threads)
+    if embedder.dim != settings.identity.voice_dim:
+        raise ConfigError(f"speaker embedder {cfg.speaker_embedder!r} produces {embedder.dim}-d vectors but "
+                          f"identity.voice_dim is {settings.identity.voice_dim}")
+
+    if cfg.diarization == "pyannote":
+        turns = _pyannote_turns(audio, settings, embedder)
+    else:
+        segments = detect_speech(audio, cfg)
+        turns = _embedding_turns(audio, segments, embedder, cfg.voice_cluster_threshold, cfg.min_speech_s)
+    if not turns:
+        return []
+    turns = _transcribe(audio, turns, asr or asr_model(cfg.asr_model, cfg.asr_language, cfg.threads))
+    if not keep_untranscribed:
+        turns = [t for t in turns if t.text]
+    if not turns:
+        return []
+
+    if cfg.diarization == "pyannote":
+        first: dict[str | None, float] = {}
+        for t in turns:
+            first.setdefault(t.group, t.start_s)
+        order = {g: k for k, g in enumerate(sorted(first, key=lambda g: (first[g], str(g))))}
+        labels = [order[t.group] for t in turns]
+    else:
+        labels = cluster_voices(np.stack([t.embedding for t in turns]), [(t.start_s, t.end_s) for t in turns],
+                                cfg.voice_cluster_threshold)
+
+    grouped: dict[int, list[UtteranceObservation]] = {}
+    for label, t in sorted(zip(labels, turns, strict=True), key=lambda p: (p[0], p[1].start_s)):
+        abs_start, abs_end = round(clip_start_s + t.start_s, 3), round(clip_start_s + t.end_s, 3)
+        uri = None if audio_dir is None else _write_snippet(audio, t.start_s, t.end_s, abs_start, abs_end,
+                                                            Path(audio_dir))
+        grouped.setdefault(label, []).append(UtteranceObservation(
+            start_s=abs_start,
+            end_s=abs_end,
+            text=t.text,
+            embedding=[float(x) for x in unit(t.embedding)],
+            quality=round(t.end_s - t.start_s, 3),
+            audio_uri=uri,
+        ))
+    return [VoiceCluster(label=label, utterances=utts) for label, utts in sorted(grouped.items())]

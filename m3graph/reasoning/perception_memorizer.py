@@ -1,0 +1,59 @@
+"""Memories written without any language model, from perception alone.
+
+With no LLM configured, ingestion must still produce searchable memory: who was on screen when, and who
+said what. Every line uses the clip's own `<face_N>`/`<voice_N>` tags, so the store links them structurally
+and the controller sees them as `<character_K>`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from m3graph.graphdb.types import FaceCluster, VoiceCluster
+
+
+@dataclass(frozen=True)
+class ClipPerception:
+    """One clip after identity resolution: clusters paired with the persistent entity ids they resolved to."""
+
+    video_id: str
+    clip_index: int
+    start_s: float
+    end_s: float
+    faces: list[tuple[int, FaceCluster]] = field(default_factory=list)
+    voices: list[tuple[int, VoiceCluster]] = field(default_factory=list)
+    clip_path: str | None = None
+
+
+@dataclass(frozen=True)
+class Memorization:
+    episodic: list[str]
+    semantic: list[str]
+    raw: str = ""  # the model's raw output, kept for replay; empty for deterministic memorizers
+
+
+def _span(cluster: FaceCluster) -> tuple[float, float]:
+    times = [o.frame_time_s for o in cluster.observations]
+    return min(times), max(times)
+
+
+class PerceptionMemorizer:
+    """Deterministic: on-screen presence and speaker-attributed utterances, in time order."""
+
+    name = "perception"
+
+    def memorize(self, clip: ClipPerception) -> Memorization:
+        events: list[tuple[float, str]] = []
+        for entity_id, cluster in clip.faces:
+            first, last = _span(cluster)
+            events.append((first, f"<face_{entity_id}> is on screen from {first:.1f} s to {last:.1f} s."))
+        for entity_id, voice in clip.voices:
+            for u in voice.utterances:
+                text = " ".join(u.text.split())
+                if text:
+                    events.append((u.start_s, f'<voice_{entity_id}> says: "{text}"'))
+        if len(clip.faces) > 1:
+            together = " and ".join(f"<face_{eid}>" for eid, _ in sorted(clip.faces))
+            events.append((clip.start_s, f"{together} appear in the same scene."))
+        events.sort(key=lambda e: (e[0], e[1]))
+        return Memorization(episodic=[text for _, text in events], semantic=[])
