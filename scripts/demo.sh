@@ -3,5 +3,5 @@
 # load a generated memory and run searches. Extra arguments go to `m3graph demo`.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-bash scripts/setup.sh dev,embed
+bash scripts/setup.sh dev,embed,tasks,perception
 exec .venv/bin/m3graph demo "$@"

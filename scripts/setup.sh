@@ -3,14 +3,14 @@
 #   system packages -> .venv (Python 3.11) -> editable install with extras -> Neo4j launcher build.
 # Every step checks first and skips what is already done, so re-running it is cheap.
 #
-# Usage: scripts/setup.sh [EXTRAS...]     extras as "dev,embed" or "dev embed"; default: dev,embed
+# Usage: scripts/setup.sh [EXTRAS...]     extras as "dev,embed" or "dev embed"; default: dev,embed,tasks,perception
 #                                           (available: dev, embed, perception, llm)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export DEBIAN_FRONTEND=noninteractive
 
-extras="$(IFS=,; echo "${*:-dev,embed}" | tr -s ' ,' ',' | sed 's/^,//; s/,$//')"
+extras="$(IFS=,; echo "${*:-dev,embed,tasks,perception}" | tr -s ' ,' ',' | sed 's/^,//; s/,$//')"
 setup_start=${EPOCHREALTIME}
 
 since() {  # seconds elapsed since $1 (an EPOCHREALTIME value), one decimal
@@ -106,6 +106,12 @@ python_packages() {
         return
     fi
     .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[${extras}]"
+    case ",${extras}," in
+        *,perception,*)
+            # Their metadata pins torch<2.3/torchvision/old webrtcvad; the code needs none of that.
+            .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps \
+                facenet-pytorch==2.6.0 resemblyzer==0.1.4 ;;
+    esac
     echo "${want}" >"${stamp}"
 }
 

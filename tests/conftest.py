@@ -34,7 +34,9 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
         pagecache_mb=1024,
         build_dir=LAUNCHER_BUILD_DIR,
     )
-    return Settings(local=local)
+    # The store tests exercise the reference thresholds (cosine 0.3 face / 0.6 voice); perception tests use the
+    # thresholds measured for the offline embedders through a settings variant.
+    return Settings(local=local, identity={"face_threshold": 0.3, "voice_threshold": 0.6})
 
 
 @pytest.fixture(scope="session")

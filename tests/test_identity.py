@@ -72,7 +72,7 @@ def test_similar_cluster_matches_with_the_exact_reference_score(graph: MemoryGra
     assert second.entity_id == first.entity_id and not second.created
     pairwise, means = _reference_score(second_cluster, stored, graph.settings.identity.exemplars_per_cluster)
     assert pairwise == pytest.approx(means, abs=1e-12)
-    assert second.score is not None and second.score >= graph.settings.identity.face_threshold
+    assert second.score is not None and second.score >= graph.settings.face_match_threshold
     assert second.score == pytest.approx(pairwise, abs=1e-9)
     assert graph.counts()["Face"] == 1 and graph.counts()["FaceObs"] == 8
 

@@ -204,7 +204,7 @@ def resolve(
     ident = settings.identity
     dim = ident.face_dim if kind == "face" else ident.voice_dim
     cap = ident.max_face_exemplars if kind == "face" else ident.max_voice_exemplars
-    threshold = ident.face_threshold if kind == "face" else ident.voice_threshold
+    threshold = settings.face_match_threshold if kind == "face" else settings.voice_match_threshold
     ckey = clip_key(video_id, clip_index)
     labels = [c.label for c in clusters]
     if len(set(labels)) != len(labels):

