@@ -120,10 +120,14 @@ def test_delete_clip_cascades(graph: MemoryGraph) -> None:
     # A memory of clip 2 still names b in its text, but no longer points at a deleted entity.
     waves = texts[f"<face_{s.b}> waves at <face_{s.c}>."]
     assert waves["mentions"] == [s.c]
-    # a's exemplars are rebuilt from the evidence that is left (clip 1 gone, the unused clip-0 faces refill).
+    # a's exemplars are rebuilt from the exemplar candidates that are left (each clip offered its top 3): exactly
+    # the set a run without clip 1 would have kept.
     e = entity(graph, s.a)
     assert not any(k.startswith("v1#1#") for k in e["obs"])
-    assert set(e["obs"]) == _obs_keys(graph, s.a) and e["n"] == 8
+    candidates = {r["k"] for r in rows(graph, "MATCH (o)-[:OF]->(e {entity_id: $id}) WHERE o.candidate "
+                                              "RETURN o.obs_key AS k", id=s.a)}
+    assert set(e["obs"]) == candidates and e["n"] == len(candidates) == 6
+    assert candidates < _obs_keys(graph, s.a)
     assert e["quality"] == sorted(e["quality"], reverse=True)
     assert np.allclose(e["centroid"], e["vectors"].mean(axis=0))
     assert np.allclose(e["unit"], e["vectors"].mean(axis=0) / np.linalg.norm(e["vectors"].mean(axis=0)))

@@ -18,26 +18,24 @@ from m3graph.graphdb.types import clip_key
 from m3graph.settings import Settings
 
 
-def _repair_entities(tx: Tx, settings: Settings, ids: list[int], gone_prefix: str | None) -> list[int]:
-    """Drops exemplars from the deleted clip, refills from remaining evidence; returns the ids that survive."""
+def _repair_entities(tx: Tx, settings: Settings, ids: list[int]) -> list[int]:
+    """Rebuilds exemplar sets from the remaining candidates; returns the ids that still have evidence.
+
+    The exemplar set is, by construction, the best `cap` candidates by (quality, key), so rebuilding it from
+    what remains gives exactly the set a run without the deleted clip would have produced.
+    """
     updates, dead = [], []
     for row in tx.run("delete/entity_state", ids=ids):
-        remaining = [r for r in row["remaining"] if r is not None]
-        if not remaining:
+        if row["evidence"] == 0:
             dead.append(row["entity_id"])
             continue
         cap = settings.identity.max_face_exemplars if row["kind"] == "face" else settings.identity.max_voice_exemplars
-        state = EntityState.from_row(row["entity_id"], row["exemplars"], row["quality"], row["obs"])
-        keep = [i for i, key in enumerate(state.obs) if not (gone_prefix and key.startswith(gone_prefix + "#"))]
-        if len(keep) == len(state.obs):
+        best = sorted(row["candidates"], key=lambda r: (-r["quality"], r["key"]))[:cap]
+        if not best or [r["key"] for r in best] == row["obs"]:
             continue
-        kept = EntityState(state.entity_id, state.vectors[keep], [state.quality[i] for i in keep],
-                           [state.obs[i] for i in keep])
-        extra = [r for r in remaining if r["key"] not in set(kept.obs)]
-        if extra:
-            vecs = np.asarray([r["embedding"] for r in extra], dtype=np.float64)
-            kept = kept.merged(vecs, [r["quality"] for r in extra], [r["key"] for r in extra], cap)
-        updates.append(kept.row())
+        state = EntityState(row["entity_id"], np.asarray([r["embedding"] for r in best], dtype=np.float64),
+                            [r["quality"] for r in best], [r["key"] for r in best])
+        updates.append(state.row())
     if updates:
         tx.run("delete/set_exemplars", entities=updates)
     if dead:
@@ -55,7 +53,7 @@ def delete_clip_tx(tx: Tx, settings: Settings, video_id: str, clip_index: int) -
     if memory_ids:
         tx.run("memory/retract", clip_key=ckey, memory_ids=memory_ids)
     tx.run("delete/clip", clip_key=ckey)
-    survivors = _repair_entities(tx, settings, sorted(affected), ckey) if affected else []
+    survivors = _repair_entities(tx, settings, sorted(affected)) if affected else []
     if survivors:
         refresh_characters(tx, settings, survivors)
     tx.run("delete/orphan_characters")

@@ -182,8 +182,10 @@ def _observation_rows(kind: Kind, clusters: Sequence[FaceCluster] | Sequence[Voi
         items = cluster.observations if isinstance(cluster, FaceCluster) else cluster.utterances
         for i, item in enumerate(items):
             row = item.model_dump()
+            # candidate: offered as an exemplar. The exemplar set is always the best `cap` candidates, so after
+            # a clip is deleted it can be rebuilt exactly from the candidates that remain.
             row.update(obs_key=q.obs_keys[i], label=cluster.label, entity_id=mapping[cluster.label],
-                       embedding=q.vectors[i].tolist())
+                       embedding=q.vectors[i].tolist(), candidate=i in q.top)
             if kind == "face":
                 row["bbox"] = list(row["bbox"])
             rows.append(row)

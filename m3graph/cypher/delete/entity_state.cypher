@@ -1,7 +1,8 @@
 // mode: read
 // params: ids
-// returns: entity_id, kind, exemplars, quality, obs, remaining
-// After a clip's evidence is gone: each entity's exemplars, and its best remaining observations to refill from.
+// returns: entity_id, kind, exemplars, quality, obs, evidence, candidates
+// After a clip's evidence is gone: each entity's exemplar set, whether any evidence is left, and the
+// remaining exemplar candidates (observations once offered as exemplars) to rebuild the set from.
 UNWIND $ids AS id
 CALL (id) {
   MATCH (e:Face {entity_id: id}) RETURN e, 'face' AS kind
@@ -9,10 +10,10 @@ CALL (id) {
   MATCH (e:Voice {entity_id: id}) RETURN e, 'voice' AS kind
 }
 CALL (e) {
-  OPTIONAL MATCH (o)-[:OF]->(e)
-  WITH o ORDER BY o.quality DESC, o.obs_key, o.utt_key
+  OPTIONAL MATCH (o)-[:OF]->(e) WHERE o.candidate
+  WITH o ORDER BY o.quality DESC, coalesce(o.obs_key, o.utt_key)
   RETURN collect(CASE WHEN o IS NULL THEN null ELSE {key: coalesce(o.obs_key, o.utt_key), quality: o.quality,
-                                                      embedding: o.embedding} END)[0..50] AS remaining
+                                                      embedding: o.embedding} END) AS candidates
 }
 RETURN e.entity_id AS entity_id, kind, e.exemplars AS exemplars, e.exemplar_quality AS quality,
-       e.exemplar_obs AS obs, remaining
+       e.exemplar_obs AS obs, COUNT { (o)-[:OF]->(e) } AS evidence, candidates

@@ -15,6 +15,7 @@ SET n.exemplars = e.exemplars, n.exemplar_quality = e.quality, n.exemplar_obs = 
 WITH n, c, e
 UNWIND e.observations AS o
 MERGE (x:FaceObs {obs_key: o.obs_key})
+SET x.candidate = true
 SET x.video_id = $video_id, x.clip_index = e.clip_index, x.cluster_label = e.old_id,
     x.frame_time_s = null, x.bbox = null, x.det_score = null, x.quality = o.quality,
     x.crop_uri = o.crop_uri, x.embedding = o.embedding, x.imported = true,

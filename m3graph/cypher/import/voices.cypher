@@ -14,6 +14,7 @@ SET n.exemplars = e.exemplars, n.exemplar_quality = e.quality, n.exemplar_obs = 
 WITH n, c, e
 UNWIND e.observations AS o
 MERGE (x:Utterance {utt_key: o.obs_key})
+SET x.candidate = true
 SET x.video_id = $video_id, x.clip_index = e.clip_index, x.cluster_label = e.old_id,
     x.start_s = null, x.end_s = null, x.text = o.text, x.quality = o.quality,
     x.audio_uri = null, x.embedding = o.embedding, x.imported = true,

@@ -1,0 +1,151 @@
+# ruff: noqa: F811  (fixtures imported from graph_fixtures are requested by name)
+"""Perception end to end on generated videos with real faces and espeak voices, against real Neo4j.
+
+The videos (see m3graph/ingest/testmedia.py) show Obama alone while voice A speaks (a meta-clip), then Biden
+with voice B, then both; a second video shows another Obama photo with voice A; a third has no audio.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from graph_fixtures import memory_graph, variant, wipe, with_settings  # noqa: F401
+
+from m3graph.embedding import text_embedder
+from m3graph.graphdb.store import MemoryGraph
+from m3graph.ingest.pipeline import ingest_video_inprocess
+from m3graph.ingest.testmedia import Manifest, build_test_media
+from m3graph.reasoning.perception_memorizer import ClipPerception, Memorization
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def media() -> Manifest:
+    return build_test_media(REPO / ".m3graph" / "testmedia")
+
+
+def perception_graph(memory_graph: MemoryGraph, data_dir: Path) -> MemoryGraph:
+    """The session store with the thresholds measured for the offline embedders (not the reference's)."""
+    settings = variant(memory_graph.settings, identity={"face_threshold": None, "voice_threshold": None})
+    return with_settings(memory_graph, settings.model_copy(update={"data_dir": data_dir}))
+
+
+@pytest.fixture(scope="module")
+def ingested(memory_graph: MemoryGraph, media: Manifest,
+             tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MemoryGraph, dict[str, list]]]:
+    wipe(memory_graph)
+    graph = perception_graph(memory_graph, tmp_path_factory.mktemp("data"))
+    embedder = text_embedder(graph.settings)
+    reports = {vid: ingest_video_inprocess(graph, embedder, media.path(vid), vid)
+               for vid in ("tm-a", "tm-b", "tm-silent")}
+    yield graph, reports
+
+
+def _rows(graph: MemoryGraph, query: str, **params: object) -> list[dict]:
+    with graph.ex.session() as session:
+        return [r.data() for r in session.run(query, params)]
+
+
+def _face_of_person(graph: MemoryGraph, video: str, clip: int, media: Manifest) -> dict[str, set[int]]:
+    """Person → face entities observed while only that person was on screen."""
+    spec = media.video(video)
+    out: dict[str, set[int]] = {}
+    for row in _rows(graph, "MATCH (o:FaceObs {video_id: $v, clip_index: $c})-[:OF]->(f:Face) "
+                            "RETURN o.frame_time_s AS t, f.entity_id AS id", v=video, c=clip):
+        shot = next(s for s in spec.shots if s.start_s <= row["t"] < s.end_s)
+        if len(shot.people) == 1:
+            out.setdefault(shot.people[0], set()).add(row["id"])
+    return out
+
+
+def test_one_entity_per_person_and_per_voice(ingested: tuple[MemoryGraph, dict], media: Manifest) -> None:
+    graph, _ = ingested
+    counts = graph.counts()
+    assert counts["Face"] == 2 and counts["Voice"] == 2
+    a0 = _face_of_person(graph, "tm-a", 0, media)
+    a1 = _face_of_person(graph, "tm-a", 1, media)
+    b0 = _face_of_person(graph, "tm-b", 0, media)
+    silent = _face_of_person(graph, "tm-silent", 0, media)
+    obama = a0["obama"]
+    assert len(obama) == 1
+    assert a1["biden"] != obama and len(a1["biden"]) == 1
+    assert b0["obama"] == obama  # another photo, another video: the same person
+    assert silent["biden"] == a1["biden"]  # a video without audio still yields faces
+
+
+def test_voices_and_transcripts_follow_the_manifest(ingested: tuple[MemoryGraph, dict], media: Manifest) -> None:
+    graph, _ = ingested
+    utts = _rows(graph, "MATCH (u:Utterance)-[:OF]->(v:Voice) RETURN u.video_id AS video, u.start_s AS s, "
+                        "u.end_s AS e, u.text AS text, v.entity_id AS voice")
+    voice_of: dict[str, set[int]] = {}
+    hits = 0
+    lines = [(v.video_id, line) for v in media.videos for line in v.lines]
+    for video, line in lines:
+        match = [u for u in utts if u["video"] == video and u["s"] < line.end_s and line.start_s < u["e"]]
+        assert match, f"no utterance for {line.text!r} in {video}"
+        voice_of.setdefault(line.voice, set()).update(u["voice"] for u in match)
+        text = " ".join(u["text"].lower() for u in match)
+        hits += any(k in text for k in line.keywords)
+    assert all(len(ids) == 1 for ids in voice_of.values()), voice_of  # one Voice per espeak voice
+    assert voice_of["A"] != voice_of["B"]
+    assert hits >= len(lines) - 1, f"only {hits} of {len(lines)} transcripts contain their key words"
+    assert {"coffee", "doctor", "mango", "library"} <= set(" ".join(u["text"].lower() for u in utts).split()) | {
+        w.strip('.",') for u in utts for w in u["text"].lower().split()}
+
+
+def test_meta_clip_votes_face_and_voice_together(ingested: tuple[MemoryGraph, dict], media: Manifest) -> None:
+    graph, _ = ingested
+    obama = _face_of_person(graph, "tm-a", 0, media)["obama"].pop()
+    votes = _rows(graph, "MATCH (f:Face {entity_id: $f})-[r:SAME_AS]->(v:Voice) RETURN v.entity_id AS v, "
+                         "r.votes AS votes, r.evidence AS evidence", f=obama)
+    assert len(votes) == 1 and votes[0]["votes"] == 2  # tm-a clip 0 and tm-b clip 0 are both meta-clips
+    assert all(e.endswith("|meta-clip") for e in votes[0]["evidence"])
+    chars = graph.characters_of([obama, votes[0]["v"]])
+    assert chars[obama] == chars[votes[0]["v"]]
+
+
+def test_memories_are_searchable(ingested: tuple[MemoryGraph, dict]) -> None:
+    graph, _ = ingested
+    vector = text_embedder(graph.settings).embed(["Who talked about the doctor?"])[0].tolist()
+    hits = graph.search.search_clip(vector, ["tm-a"], threshold=0.0)
+    text = " ".join(m.text for c in hits for m in c.memories)
+    assert "doctor" in text and "<character_" in text
+
+
+def test_reingesting_changes_nothing(ingested: tuple[MemoryGraph, dict], media: Manifest) -> None:
+    graph, _ = ingested
+    before = graph.counts()
+    ingest_video_inprocess(graph, text_embedder(graph.settings), media.path("tm-a"), "tm-a")
+    assert graph.counts() == before
+
+
+class _Broken:
+    name = "broken"
+
+    def memorize(self, clip: ClipPerception) -> Memorization:
+        raise RuntimeError("model server went away")
+
+
+def test_failed_clip_leaves_nothing_half_written(ingested: tuple[MemoryGraph, dict], media: Manifest) -> None:
+    graph, _ = ingested
+    before = graph.counts()
+    face_state = _rows(graph, "MATCH (f:Face) RETURN f.entity_id AS id, f.exemplar_obs AS obs ORDER BY id")
+    with pytest.raises(RuntimeError, match="went away"):
+        ingest_video_inprocess(graph, text_embedder(graph.settings), media.path("tm-b"), "tm-b-again",
+                               memorizer=_Broken())
+    assert graph.counts() == before
+    assert graph.clip("tm-b-again", 0) is None
+    assert _rows(graph, "MATCH (f:Face) RETURN f.entity_id AS id, f.exemplar_obs AS obs ORDER BY id") == face_state
+
+
+def test_cached_perception_is_inspectable(ingested: tuple[MemoryGraph, dict]) -> None:
+    graph, _ = ingested
+    root = graph.settings.data_dir / "videos" / "tm-a"
+    faces = json.loads((root / "perception" / "clip_0_faces.json").read_text())
+    assert faces and all(Path(o["crop_uri"].removeprefix("file://")).exists() for o in faces[0]["observations"])
+    plan = json.loads((root / "plan.json").read_text())
+    assert [(w["start_s"], w["end_s"]) for w in plan["windows"]] == [(0.0, 30.0), (30.0, 60.0)]
