@@ -74,7 +74,8 @@ def start(ctx: click.Context, do_build: bool, wait: bool) -> None:
 
 
 @db.command()
-@click.option("--timeout", default=60.0, show_default=True, help="Seconds to wait for a clean shutdown before SIGKILL.")
+@click.option("--timeout", default=300.0, show_default=True,
+              help="Seconds to wait for a clean shutdown before SIGKILL (a large store needs minutes).")
 @click.pass_context
 def stop(ctx: click.Context, timeout: float) -> None:
     """Stop the local server of this home (a clean shutdown: the store needs no recovery on the next start)."""

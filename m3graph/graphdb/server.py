@@ -362,7 +362,7 @@ class LocalNeo4j:
 
     # ------------------------------------------------------------------ stop / status
 
-    def stop(self, timeout: float = 60) -> bool:
+    def stop(self, timeout: float = 300) -> bool:
         """Stop the server of this home; True when there was one.
 
         SIGTERM runs the launcher's shutdown hook, which flushes and closes the store; SIGKILL is only the last

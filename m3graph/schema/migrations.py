@@ -48,6 +48,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "vector indexes (face, voice, memory text)", tuple(f"schema/vector_{n}" for n in VECTOR_INDEXES),
               vector=True),
     Migration(4, "full-text index over memory text", ("schema/fulltext_memory_text",)),
+    # The composite (video_id, clip_index) indexes are not used by a filter on video_id alone (no before_clip),
+    # which made per-video queries scan every node (measured in docs/benchmarks.md).
+    Migration(5, "single-property video_id indexes for per-video filters",
+              ("schema/range_memory_video", "schema/range_clip_video", "schema/range_face_obs_video",
+               "schema/range_utterance_video")),
 )
 LATEST = MIGRATIONS[-1].version
 

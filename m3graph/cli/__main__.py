@@ -1,0 +1,5 @@
+"""`python -m m3graph.cli`: the same as the `m3graph` command."""
+
+from m3graph.cli import run
+
+run()

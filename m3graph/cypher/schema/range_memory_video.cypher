@@ -1,0 +1,2 @@
+// mode: schema
+CREATE INDEX memory_video IF NOT EXISTS FOR (n:Memory) ON (n.video_id)
