@@ -67,18 +67,24 @@ def _pair(record: dict[str, Any], path: str, digits: int = 1) -> str:
 
 def _loadavg(record: dict[str, Any]) -> str:
     before, end = _get(record, "loadavg.before_search"), _get(record, "loadavg.end")
-    return "–" if before is None else f"{before[0]:.1f} / {end[0] if end else float('nan'):.1f}"
+    if before is None:
+        return "–"
+    return f"{before[0]:.1f} / " + (f"{end[0]:.1f}" if end else "–")
 
 
 Row = tuple[str, Callable[[dict[str, Any]], str]]
 
 ROWS: list[Row] = [
+    ("driver parameter packing", lambda r: "Rust ext" if r.get("driver_rust") else "pure Python"),
     ("videos / clips", lambda r: f"{_fmt(_get(r, 'load.videos'))} / {_fmt(_get(r, 'load.clips'))}"),
     ("load: seconds", lambda r: _fmt(_get(r, "load.seconds"))),
     ("load: nodes/s (memories+clips+videos)", lambda r: _fmt(_get(r, "load.nodes_per_s"), 0)),
     ("load: memories/s", lambda r: _fmt(_get(r, "load.memories_per_s"), 0)),
+    ("indexes created", lambda r: _fmt(_get(r, "indexes.mode"))),
     ("range + full-text index build, s", lambda r: _fmt(_get(r, "indexes.range_fulltext_s"))),
     ("memory vector index build, s", lambda r: _fmt(_get(r, "indexes.memory_embedding_s"))),
+    ("memory vector index: Lucene segments after build", lambda r: _fmt(
+        _get(r, "indexes.segments_after_build.memory_embedding"))),
     ("round trip `RETURN 1`: p50 / p95 ms", lambda r: _pair(r, "ping", 2)),
     ("load average (1 min) before search / at end", lambda r: _loadavg(r)),
     ("search_clip, no filter (index): p50 / p95 ms", lambda r: _pair(r, "search.global.product", 2)),
@@ -112,16 +118,36 @@ ROWS: list[Row] = [
 ]
 
 
-def table(sizes: dict[str, dict[str, Any]]) -> str:
-    keys = sorted(sizes, key=int)
-    head = "| measure | " + " | ".join(f"{int(k):,} memories" for k in keys) + " |"
-    lines = [head, "|---|" + "---|" * len(keys)]
+def columns(runs: list[tuple[str, dict[str, dict[str, Any]]]]) -> dict[str, dict[str, Any]]:
+    """Column header → size record; a size measured in several runs gets the run's name in its header."""
+    seen: dict[str, int] = {}
+    for _, sizes in runs:
+        for key in sizes:
+            seen[key] = seen.get(key, 0) + 1
+    out: dict[str, dict[str, Any]] = {}
+    for name, sizes in runs:
+        for key in sorted(sizes, key=int):
+            head = f"{int(key):,} memories"
+            out[head if seen[key] == 1 else f"{head} ({name})"] = sizes[key]
+    return out
+
+
+def table(cols: dict[str, dict[str, Any]]) -> str:
+    lines = ["| measure | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
     for label, fn in ROWS:
-        lines.append(f"| {label} | " + " | ".join(fn(sizes[k]) for k in keys) + " |")
+        lines.append(f"| {label} | " + " | ".join(fn(r) for r in cols.values()) + " |")
     return "\n".join(lines)
 
 
-def targets(sizes: dict[str, dict[str, Any]]) -> str:
+def targets_for(cols: dict[str, dict[str, Any]]) -> str:
+    """The targets checked on the column with the most memories."""
+    if not cols:
+        return ""
+    head = max(cols, key=lambda h: cols[h].get("n", 0))
+    return targets({str(cols[head].get("n", 0)): cols[head]}, head)
+
+
+def targets(sizes: dict[str, dict[str, Any]], title: str | None = None) -> str:
     """Each target checked at the largest size measured."""
     if not sizes:
         return ""
@@ -147,7 +173,8 @@ def targets(sizes: dict[str, dict[str, Any]]) -> str:
         ("write_memories ≥ 5,000 memories/s", _get(r, "writes.memories_per_s"), ge,
          TARGETS["write_nodes_per_s"], 0),
     ]
-    lines = [f"Targets at {int(key):,} memories:", "", "| target | measured | verdict |", "|---|---|---|"]
+    lines = [f"Targets at {title or f'{int(key):,} memories'}:", "", "| target | measured | verdict |",
+             "|---|---|---|"]
     for label, value, op, goal, digits in checks:
         lines.append(f"| {label} | {_fmt(value, digits)} | {verdict(op(value, goal))} |")
     return "\n".join(lines)

@@ -4,7 +4,7 @@ For every size the suite starts its *own* local Neo4j (port 7695 by default, a h
 loads a synthetic clustered memory graph plus 10^5 Face entities, builds the product's indexes, measures
 search, recall, identity resolution and writes through `MemoryGraph`, and stops the server. Results are written
 to the JSON file after every phase, so a run that dies still leaves what it measured. `--report FILE...`
-prints the tables of saved runs without measuring anything (sizes from later files win).
+prints the tables of saved runs side by side without measuring anything.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.loader import build_indexes, create_constraints, load_corpus, load_faces, memory_ids
+from bench.loader import build_indexes, create_constraints, load_corpus, load_faces, memory_ids, wait_for_indexes
 from bench.measure import bench_identity, bench_ping, bench_recall, bench_search, bench_writes
-from bench.report import machine, table, targets
+from bench.report import columns, machine, table, targets_for
 from bench.synth import CorpusSpec, make_corpus, make_faces, make_queries
 from m3graph.graphdb.executor import Executor
 from m3graph.graphdb.server import LocalNeo4j, ensure_server
@@ -50,6 +50,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--port", type=int, default=7695)
     p.add_argument("--heap-mb", type=int, default=6144)
     p.add_argument("--pagecache-mb", type=int, default=4096)
+    p.add_argument("--phases", default="search,recall,identity,writes",
+                   help="measurements to run after the load (comma-separated subset of the default)")
+    p.add_argument("--index-before-load", action="store_true",
+                   help="create the indexes on the empty graph (as the product does) instead of after the load")
     p.add_argument("--keep", action="store_true", help="leave the last store (and server) in place")
     p.add_argument("--report", type=Path, nargs="+", default=None, help="print tables of saved result files")
     return p.parse_args(argv)
@@ -72,6 +76,26 @@ def fresh_home(server: LocalNeo4j) -> None:
         shutil.rmtree(home)
     home.mkdir(parents=True)
     (home / MARKER).write_text("created by bench.run; deleted and recreated for every size\n")
+
+
+def git_state() -> dict[str, Any]:
+    """The product code measured: HEAD and the files under m3graph/ that differ from it."""
+    def git(*cmd: str) -> str:
+        try:
+            return subprocess.run(["git", *cmd], cwd=REPO, capture_output=True, text=True, check=True).stdout
+        except (OSError, subprocess.CalledProcessError):
+            return ""
+    return {"head": git("rev-parse", "HEAD").strip() or None,
+            "dirty": [line[3:] for line in git("status", "--porcelain", "m3graph").splitlines()]}
+
+
+def vector_segments(ex: Executor, home: Path, database: str) -> dict[str, int]:
+    """Lucene segments per vector index: a query searches every segment, so its cost grows with their number."""
+    root = home / "data" / "databases" / database / "schema" / "index"
+    out = {}
+    for row in ex.read("bench/vector_index_ids"):
+        out[row["name"]] = sum(1 for d in root.glob(f"vector-*/{row['id']}") for _ in d.rglob("*.si"))
+    return out
 
 
 def dir_gb(path: Path) -> float | None:
@@ -151,44 +175,64 @@ def measure_size(n: int, args: argparse.Namespace, settings: Settings, ex: Execu
     rec["corpus"] = {"generate_s": time.perf_counter() - t0, "topics": spec.n_topics, "dim": spec.dim,
                      "clips_per_video": spec.clips_per_video, "videos": corpus.n_videos,
                      "clips": corpus.n_clips, "queries": args.queries}
+    if args.index_before_load:  # how the product builds its index: migrations run before any data exists
+        rec["indexes"] = build_indexes(ex, settings) | {"mode": "before_load"}
     log.info("size %d: loading %d memories in %d clips of %d videos", n, n, corpus.n_clips, corpus.n_videos)
     rec["load"] = load_corpus(ex, corpus, settings, batch=args.batch).summary()
     rec["load"]["loadavg_after"] = os.getloadavg()
     log.info("size %d: loaded in %.1f s (%.0f nodes/s)", n, rec["load"]["seconds"], rec["load"]["nodes_per_s"])
     results.save()
-    faces = make_faces(args.faces, settings.identity.face_dim, args.seed + 2) if args.faces else None
+    phases = {p.strip() for p in args.phases.split(",") if p.strip()}
+    rec["phases"] = sorted(phases)
+    want_faces = args.faces and args.resolutions and "identity" in phases
+    faces = make_faces(args.faces, settings.identity.face_dim, args.seed + 2) if want_faces else None
     if faces is not None:
         rec["faces"] = load_faces(ex, faces)
         log.info("size %d: %d faces loaded in %.1f s", n, faces.n, rec["faces"]["seconds"])
-    rec["indexes"] = build_indexes(ex, settings)
+    if args.index_before_load:
+        rec["indexes"]["wait_after_load_s"] = wait_for_indexes(ex)
+    else:
+        rec["indexes"] = build_indexes(ex, settings) | {"mode": "after_load"}
+    rec["indexes"]["segments_after_build"] = vector_segments(ex, settings.local.home.resolve(),
+                                                             settings.neo4j_database)
     results.save()
     graph = MemoryGraph.connect(settings)  # the product entry point; migrations are all recorded by now
     rec["ping"] = bench_ping(graph)
     rec["loadavg"] = {"before_search": os.getloadavg()}
-    rec["search"] = bench_search(graph, corpus, queries)
-    rec["loadavg"]["after_search"] = os.getloadavg()
-    results.save()
-    ids = memory_ids(corpus)
-    rec["recall"] = bench_recall(graph, corpus, queries, ids)
-    log.info("size %d: recall@10 index %.3f, search_node %.3f", n, rec["recall"]["index_topk"]["all"],
-             rec["recall"]["search_node"]["all"])
-    del ids
-    results.save()
-    if faces is not None and args.resolutions:
+    if "search" in phases:
+        rec["search"] = bench_search(graph, corpus, queries)
+        rec["loadavg"]["after_search"] = os.getloadavg()
+        results.save()
+    if "recall" in phases:
+        ids = memory_ids(corpus)
+        rec["recall"] = bench_recall(graph, corpus, queries, ids)
+        log.info("size %d: recall@10 index %.3f, search_node %.3f", n, rec["recall"]["index_topk"]["all"],
+                 rec["recall"]["search_node"]["all"])
+        del ids
+        results.save()
+    if faces is not None:
         rec["identity"] = bench_identity(graph, faces, args.resolutions, args.seed + 3)
         log.info("size %d: resolve_faces p50 %.2f ms", n, rec["identity"]["all"]["p50_ms"])
         results.save()
-    if args.write_clips:
+    if args.write_clips and "writes" in phases:
         rec["writes"] = bench_writes(graph, corpus, args.write_clips, args.seed + 4, args.write_budget_s)
         log.info("size %d: write_memories p50 %.1f ms per clip", n, rec["writes"]["write_memories"]["p50_ms"])
     rec["loadavg"]["end"] = os.getloadavg()
+    rec["indexes"]["segments_at_end"] = vector_segments(ex, settings.local.home.resolve(), settings.neo4j_database)
     return graph
 
 
-def print_tables(sizes: dict[str, dict[str, Any]]) -> None:
-    print(table(sizes))
+def with_driver(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The run's size records, each told whether the driver packed parameters in Rust or in Python."""
+    rust = bool(data["meta"]["machine"].get("driver_rust_packstream"))
+    return {k: v | {"driver_rust": rust} for k, v in data["sizes"].items()}
+
+
+def print_tables(runs: list[tuple[str, dict[str, dict[str, Any]]]]) -> None:
+    cols = columns(runs)
+    print(table(cols))
     print()
-    print(targets(sizes))
+    print(targets_for(cols))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -196,15 +240,16 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("neo4j").setLevel(logging.WARNING)
     if args.report:
-        merged: dict[str, dict[str, Any]] = {}
+        runs = []
         for path in args.report:
-            merged.update(json.loads(path.read_text())["sizes"])
-        print_tables(merged)
+            data = json.loads(path.read_text())
+            runs.append((path.stem, with_driver(data)))
+        print_tables(runs)
         return 0
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     out = args.out or REPO / "bench" / "results" / f"run-{time.strftime('%Y%m%d-%H%M%S')}.json"
     meta = {"command": " ".join(["python -m bench.run", *(argv if argv is not None else sys.argv[1:])]),
-            "python_executable": sys.executable,
+            "python_executable": sys.executable, "git": git_state(),
             "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": machine(), "args": vars(args)}
     results = Results(out, meta)
     results.save()
@@ -216,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
             failed = True
     results.data["meta"]["finished"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     results.save()
-    print_tables(results.data["sizes"])
+    print_tables([(out.stem, with_driver(results.data))])
     print(f"\nresults: {out}")
     return 1 if failed else 0
 
