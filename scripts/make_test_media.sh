@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the generated test videos and their ground-truth manifest (default .m3graph/testmedia).
+# Builds the generated test videos and their ground-truth manifest (default .m3graph/testmedia, gitignored).
+# Idempotent: an up-to-date directory is left as it is. Usage: scripts/make_test_media.sh [OUT_DIR] [--force]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-exec .venv/bin/python -m m3graph.ingest.testmedia "${1:-.m3graph/testmedia}"
+exec .venv/bin/python -m m3graph.ingest.testmedia "$@"
