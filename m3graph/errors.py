@@ -41,3 +41,15 @@ class NotFoundError(M3GraphError, LookupError):
 
 class ImportFormatError(InvalidInputError):
     """A memory-graph file that is not a research-code VideoGraph pickle, or holds forbidden objects."""
+
+
+class LLMError(M3GraphError):
+    """A chat model call failed in a way retrying will not fix (bad request, refused output, missing model)."""
+
+
+class LLMUnavailableError(RetryableError):
+    """A chat model did not answer in time or its server is unreachable; the call may be retried later."""
+
+
+class ModelFileError(M3GraphError):
+    """A packaged model file is missing, incomplete or fails its SHA-256 pin; it is never loaded then."""

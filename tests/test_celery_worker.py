@@ -2,7 +2,9 @@
 """A real Celery worker process on a real Redis ingests a generated video into the real Neo4j.
 
 Not eager mode: the worker is `m3graph worker` in its own process, configured only through the environment
-(as in production), and the test talks to it only through Redis and the graph.
+(as in production), and the test talks to it only through Redis and the graph. Besides the basic workflow:
+commits stay in clip order across separate submissions of one video, the per-video lock survives a crashed
+holder, and `m3graph ingest --celery` shows the workers' progress.
 """
 
 from __future__ import annotations
@@ -17,9 +19,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from graph_fixtures import memory_graph, wipe  # noqa: F401
+import redis
+from click.testing import CliRunner
+from graph_fixtures import memory_graph, rows, variant, wipe  # noqa: F401
 from test_ingest_e2e import media, perception_graph  # noqa: F401
 
+from m3graph.cli import main
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.testmedia import Manifest
 from m3graph.settings import Settings
@@ -59,15 +64,18 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def worker_settings(memory_graph: MemoryGraph, redis_url: str,
                     tmp_path_factory: pytest.TempPathFactory) -> Settings:
     graph = perception_graph(memory_graph, tmp_path_factory.mktemp("worker-data"))
-    return graph.settings.model_copy(update={"tasks": graph.settings.tasks.model_copy(update={"redis_url": redis_url}),
-                                             "neo4j_uri": memory_graph.settings.bolt_uri})
+    settings = variant(graph.settings, tasks={"redis_url": redis_url})
+    return variant(settings, llm={"memorize": {"backend": "none"}}).model_copy(
+        update={"neo4j_uri": memory_graph.settings.bolt_uri})
 
 
 @pytest.fixture(scope="module")
 def worker(worker_settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen[bytes]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("M3GRAPH_", "NEO4J_"))}
+    # The perception memorizer: these tests are about workers, ordering and progress, not the chat model.
     env.update({"NEO4J_URI": worker_settings.bolt_uri, "M3GRAPH_TASKS__REDIS_URL": worker_settings.tasks.redis_url,
-                "M3GRAPH_DATA_DIR": str(worker_settings.data_dir), "OMP_WAIT_POLICY": "PASSIVE"})
+                "M3GRAPH_DATA_DIR": str(worker_settings.data_dir), "OMP_WAIT_POLICY": "PASSIVE",
+                "M3GRAPH_LLM__MEMORIZE__BACKEND": "none"})
     log = (tmp_path_factory.mktemp("worker") / "worker.log").open("wb")
     proc = subprocess.Popen([sys.executable, "-m", "m3graph.cli", "worker", "-c", "2"], env=env, stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)
@@ -104,3 +112,87 @@ def test_worker_ingests_a_video_and_a_retry_changes_nothing(memory_graph: Memory
     again.get(timeout=600, propagate=True)
     assert graph.counts() == counts
     assert Path(worker_settings.data_dir, "videos", "tm-b", "perception", "clip_0_faces.json").exists()
+
+
+def _wait_for(predicate, timeout_s: float, what: str) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.5)
+
+
+def test_commits_follow_clip_order_across_submissions(memory_graph: MemoryGraph, media: Manifest,
+                                                      worker_settings: Settings,
+                                                      worker: subprocess.Popen[bytes]) -> None:
+    """Clip 1 is submitted alone first (as a live stream's later file could be); its commit must wait."""
+    from m3graph.tasks.app import configure
+    from m3graph.tasks.ingest import plan_source, read_progress, redis_client, submit_clips
+
+    wipe(memory_graph)
+    graph = MemoryGraph(memory_graph.ex, worker_settings)
+    configure(worker_settings)
+    client = redis_client(worker_settings)
+    indexes, total = plan_source(worker_settings, media.path("tm-a"), "tm-a")
+    assert indexes == [0, 1] and total == 2
+    late = submit_clips(worker_settings, "tm-a", [1], total)
+
+    def commit_state() -> str | None:
+        return read_progress(client, "tm-a")[1].get(1, {}).get("commit", {}).get("state")
+
+    _wait_for(lambda: commit_state() == "waiting", 600, "clip 1's commit to wait for clip 0")
+    assert graph.clip("tm-a", 1) is None  # nothing of clip 1 reached the graph while it waited
+    early = submit_clips(worker_settings, "tm-a", [0], total)
+    early.get(timeout=600, propagate=True)
+    late.get(timeout=600, propagate=True)
+    assert worker.poll() is None, "the worker died"
+
+    progress = graph.ex.read("graph/video_progress", video_id="tm-a")
+    assert [(r["clip_index"], r["status"]) for r in progress] == [(0, "done"), (1, "done")]
+    assert progress[0]["status_ms"] < progress[1]["status_ms"]  # committed in clip order
+    # Ids are allocated in clip order: Obama and voice A (clip 0) before Biden and voice B (first seen in clip 1).
+    first_seen = rows(graph, "MATCH (e)<-[:OF]-(o) WHERE e:Face OR e:Voice "
+                             "RETURN e.entity_id AS id, min(o.clip_index) AS clip ORDER BY id")
+    assert [r["clip"] for r in first_seen] == sorted(r["clip"] for r in first_seen)
+    assert {r["clip"] for r in first_seen} == {0, 1}
+    assert client.get("m3graph:video:tm-a") is None  # the lock was released
+    client.close()
+
+
+def test_video_lock_excludes_and_expires_after_a_crash(worker_settings: Settings) -> None:
+    from m3graph.tasks.ingest import redis_client, video_lock
+
+    client = redis_client(worker_settings)
+    try:
+        with video_lock(client, "lock-test", ttl_s=1.0, wait_s=0.1) as held:
+            assert held
+            time.sleep(1.5)  # longer than the TTL: the heartbeat keeps it
+            with video_lock(client, "lock-test", ttl_s=1.0, wait_s=0.1) as other:
+                assert not other
+        with video_lock(client, "lock-test", ttl_s=1.0, wait_s=0.1) as again:
+            assert again  # released on exit
+        # A holder that dies without releasing: the key simply expires.
+        crashed = client.lock("m3graph:video:lock-test", timeout=1.0)
+        assert crashed.acquire(blocking=False)
+        with video_lock(client, "lock-test", ttl_s=1.0, wait_s=0.1) as busy:
+            assert not busy
+        with video_lock(client, "lock-test", ttl_s=1.0, wait_s=2.0) as after_expiry:
+            assert after_expiry
+    finally:
+        client.delete("m3graph:video:lock-test")
+        client.close()
+
+
+def test_cli_shows_worker_progress_and_summary(memory_graph: MemoryGraph, media: Manifest,
+                                               worker_settings: Settings, worker: subprocess.Popen[bytes]) -> None:
+    """tm-b's perception is cached from the first test, so this exercises the progress path, not the models."""
+    wipe(memory_graph)
+    result = CliRunner().invoke(main, ["ingest", "--celery", str(media.path("tm-b"))], obj=worker_settings)
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "tm-b: queued 1 clip of 1" in out
+    assert "clip 1/1 done" in out
+    assert "tm-b: 1 clip ingested: 1 face, 1 voice, 1 character" in out
+    assert "\r" not in out and "\x1b" not in out  # not a terminal: plain lines only
+    status = redis.Redis.from_url(worker_settings.tasks.redis_url).hget("m3graph:progress:tm-b", "0:commit")
+    assert status is not None and b'"done"' in status

@@ -12,6 +12,9 @@ from pathlib import Path
 import click
 
 from m3graph.cli.db import db
+from m3graph.cli.evaluate import evaluate
+from m3graph.cli.model import model
+from m3graph.cli.reasoning import ask, memorize
 from m3graph.errors import M3GraphError
 from m3graph.graphdb.types import ClipResult
 from m3graph.settings import Settings, load_settings
@@ -49,6 +52,10 @@ def main(ctx: click.Context, verbose: bool) -> None:
 
 
 main.add_command(db)
+main.add_command(ask)
+main.add_command(memorize)
+main.add_command(evaluate)
+main.add_command(model)
 
 
 @main.command()

@@ -219,14 +219,19 @@ def commit_clip(graph: MemoryGraph, embedder: TextEmbedder, memorizer: Memorizer
             video_id=plan.video_id, clip_index=index, start_s=start, end_s=end, clip_path=str(work.clip),
             faces=[(face_ids[c.label], c) for c in faces], voices=[(voice_ids[c.label], c) for c in voices])
         memo = memorizer.memorize(perception)
-        _atomic_write(work.memory, json.dumps({"memorizer": memorizer.name, "episodic": memo.episodic,
-                                               "semantic": memo.semantic, "raw": memo.raw}))
+        _atomic_write(work.memory, json.dumps({
+            "memorizer": memorizer.name, "outcome": memo.outcome, "episodic": memo.episodic,
+            "semantic": memo.semantic, "raw": memo.raw, "attempts": memo.attempts, "dropped": memo.dropped,
+            "notes": memo.notes, "usage": {"prompt_tokens": memo.usage.prompt_tokens,
+                                           "completion_tokens": memo.usage.completion_tokens},
+            "faces": face_ids, "voices": voice_ids}, ensure_ascii=False))
         texts = [("episodic", t) for t in memo.episodic] + [("semantic", t) for t in memo.semantic]
         vectors = embedder.embed([t for _, t in texts])
         memories = [MemoryIn(kind=k, text=t, embedding=v.tolist())  # type: ignore[arg-type]
                     for (k, t), v in zip(texts, vectors, strict=True)]
         graph.write_memories(plan.video_id, index, memories)
-        graph.set_clip_status(plan.video_id, index, "done")
+        graph.set_clip_status(plan.video_id, index, "done", None if memo.outcome != "fallback"
+                              else "memorization model gave no usable output; perception memories only")
     except BaseException:
         log.exception("clip %s#%d failed after identity resolution; removing it", plan.video_id, index)
         graph.delete_clip(plan.video_id, index)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from m3graph.graphdb.types import FaceCluster, VoiceCluster
+from m3graph.reasoning.llm.base import Usage
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,12 @@ class ClipPerception:
 class Memorization:
     episodic: list[str]
     semantic: list[str]
-    raw: str = ""  # the model's raw output, kept for replay; empty for deterministic memorizers
+    raw: str = ""  # the model's final raw output, kept for replay; empty for deterministic memorizers
+    outcome: str = "deterministic"  # "model", or "fallback" when no attempt gave usable JSON
+    attempts: list[str] = field(default_factory=list)  # every raw output, repairs included
+    dropped: dict[str, int] = field(default_factory=dict)  # validation drops by reason
+    notes: list[str] = field(default_factory=list)  # a few dropped items, for the stored record
+    usage: Usage = field(default_factory=Usage)
 
 
 def _span(cluster: FaceCluster) -> tuple[float, float]:

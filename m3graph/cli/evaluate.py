@@ -1,0 +1,167 @@
+"""`m3graph eval`: M3-Bench and the generated-media question set, scored by the entailment judge."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from m3graph.eval.judge import Structured
+from m3graph.eval.m3bench import SPLITS, type_from_user
+from m3graph.eval.runner import DEFAULT_ANSWERER, EvalItem, EvalReport
+from m3graph.settings import Settings
+
+if TYPE_CHECKING:
+    from m3graph.graphdb.store import MemoryGraph
+
+DEFAULT_OUT_DIR = Path(".m3graph/eval")
+_judge_option = click.option(
+    "--judge-structured", "structured", type=click.Choice(["never", "retry", "always"]), default="retry",
+    show_default=True, help="When to constrain the judge's reply with a JSON Schema (backends that support it).")
+_TYPE_HELP = "Only questions with this type (repeatable): a label, an alias or ME, PU, CM, GK, MH."
+
+
+def _types(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    try:
+        return tuple(type_from_user(v) for v in values)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _progress(done: int, total: int, record: dict[str, Any]) -> None:
+    kw = f", keywords {record['keyword_verdict']}" if "keyword_verdict" in record else ""
+    click.echo(f"  [{done}/{total}] {record['id']}: {record['verdict']}{kw} ({record['outcome']}, "
+               f"{len(record.get('rounds') or [])} rounds, {record['latency_s']['answerer']:.1f} s)")
+
+
+def _ingest_progress(video: str, index: int, total: int, stage: str) -> None:
+    click.echo(f"  ingest {video}: clip {index + 1}/{total} {stage}")
+
+
+def _close(obj: object) -> None:
+    """Frees model weights: the answerer's own close(), else its chat model's (the controller has no close)."""
+    close = getattr(obj, "close", None) or getattr(getattr(obj, "model", None), "close", None)
+    if callable(close):
+        close()
+
+
+def _evaluate(settings: Settings, graph: MemoryGraph, items: Sequence[EvalItem], out: Path, answerer_spec: str,
+              fresh: bool, skipped: dict[str, int], structured: Structured) -> EvalReport:
+    from m3graph.eval.judge import make_judge
+    from m3graph.eval.runner import load_answerer_factory, run_eval, write_report
+
+    answerer = load_answerer_factory(answerer_spec)(settings, graph)
+    judge = make_judge(settings, structured)
+    try:
+        click.echo(f"evaluating {len(items)} questions -> {out} (judge: {judge.name})")
+        report = run_eval(items, answerer, judge, out, fresh=fresh, progress=_progress, skipped=skipped)
+    finally:
+        judge.model.close()
+        _close(answerer)
+    click.echo("\n" + report.format())
+    click.echo(f"report: {write_report(report, out)}")
+    return report
+
+
+@click.group("eval")
+def evaluate() -> None:
+    """Evaluate question answering over the memory graph (M3-Bench, generated test media)."""
+
+
+@evaluate.command("m3bench")
+@click.option("--split", type=click.Choice([*SPLITS, "all"]), default="all", show_default=True)
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory with robot.json and web.json (default: ../shared/data/m3bench when it exists).")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Evaluate only the first N questions.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Results JSONL (default .m3graph/eval/m3bench-SPLIT.jsonl); a re-run resumes it.")
+@click.option("--stats-only", is_flag=True, help="Print the annotation statistics and exit (no Neo4j, no model).")
+@click.option("--video", "videos", multiple=True, help="Only questions of this video key (repeatable).")
+@click.option("--type", "types", multiple=True, callback=_types, help=_TYPE_HELP)
+@click.option("--require-all", is_flag=True, help="Fail if any question's video is not in the graph.")
+@click.option("--fresh", is_flag=True, help="Discard earlier results in --out instead of resuming.")
+@click.option("--answerer", "answerer_spec", default=DEFAULT_ANSWERER, show_default=True,
+              help="module:factory building the answerer from (settings, graph).")
+@_judge_option
+@click.pass_obj
+def m3bench(settings: Settings, split: str, data_dir: Path | None, limit: int | None, out: Path | None,
+            stats_only: bool, videos: tuple[str, ...], types: tuple[str, ...], require_all: bool, fresh: bool,
+            answerer_spec: str, structured: Structured) -> None:
+    """M3-Bench: each question is answered from the memory of its video (imported with `m3graph import-m3
+    PKL --video KEY`); robot questions only see clips up to their before_clip."""
+    from m3graph.eval.m3bench import filter_questions, format_stats, load_m3bench
+    from m3graph.eval.runner import items_from_bench, select_covered, video_coverage
+
+    splits = load_m3bench(split, data_dir)
+    if stats_only:
+        click.echo(f"M3-Bench annotations: {', '.join(str(s.path) for s in splits)}\n")
+        click.echo(format_stats([s.stats() for s in splits]))
+        return
+    for s in splits:
+        if s.violations:
+            click.echo(f"warning: {len(s.violations)} {s.name} questions have a before_clip that disagrees with "
+                       "their timestamp (see --stats-only); the annotated value is used", err=True)
+    questions = filter_questions([q for s in splits for q in s.questions], videos=videos, types=types)
+    if not questions:
+        raise click.ClickException("no questions match the filters")
+    items = items_from_bench(questions)
+    out = out or DEFAULT_OUT_DIR / f"m3bench-{split}.jsonl"
+
+    from m3graph.graphdb.server import ensure_server
+    from m3graph.graphdb.store import MemoryGraph
+
+    ensure_server(settings)
+    with MemoryGraph.connect(settings) as graph:
+        coverage = video_coverage(graph, items)
+        click.echo(coverage.describe())
+        for video, pending in sorted(coverage.unfinished.items()):
+            click.echo(f"warning: {video} has {pending} clips still being ingested", err=True)
+        kept = select_covered(items, coverage, require_all)
+        if limit is not None:
+            kept = kept[:limit]
+        if not kept:
+            raise click.ClickException("none of the selected questions has its video in the graph; import the "
+                                       "memory graphs first (m3graph import-m3 PATH --video KEY)")
+        _evaluate(settings, graph, kept, out, answerer_spec, fresh, coverage.missing, structured)
+
+
+@evaluate.command("testmedia")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_OUT_DIR / "testmedia.jsonl",
+              show_default=True, help="Results JSONL; a re-run resumes it.")
+@click.option("--media-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where the generated videos are (built there if missing; default .m3graph/testmedia).")
+@click.option("--ingest/--no-ingest", default=True, show_default=True,
+              help="Ingest tm-a and tm-b in this process when they are not in the graph yet.")
+@click.option("--limit", type=click.IntRange(min=1), default=None)
+@click.option("--type", "types", multiple=True, callback=_types, help=_TYPE_HELP)
+@click.option("--fresh", is_flag=True, help="Discard earlier results in --out instead of resuming.")
+@click.option("--answerer", "answerer_spec", default=DEFAULT_ANSWERER, show_default=True,
+              help="module:factory building the answerer from (settings, graph).")
+@_judge_option
+@click.pass_obj
+def testmedia(settings: Settings, out: Path, media_dir: Path | None, ingest: bool, limit: int | None,
+              types: tuple[str, ...], fresh: bool, answerer_spec: str, structured: Structured) -> None:
+    """Questions derived from the generated test videos' manifest, scored by the judge and by key words."""
+    from m3graph.eval.runner import select_covered, video_coverage
+    from m3graph.eval.testmedia_qa import QA_VIDEOS, build_questions, ensure_ingested
+    from m3graph.graphdb.server import ensure_server
+    from m3graph.graphdb.store import MemoryGraph
+    from m3graph.ingest.testmedia import DEFAULT_OUT, build_test_media
+
+    manifest = build_test_media(media_dir or DEFAULT_OUT)
+    wanted = set(types)
+    items = [q.item() for q in build_questions(manifest) if not wanted or wanted & set(q.types)]
+    items = items[:limit] if limit is not None else items
+    if not items:
+        raise click.ClickException("no questions match the filters")
+    ensure_server(settings)
+    with MemoryGraph.connect(settings) as graph:
+        if ingest:
+            done = ensure_ingested(graph, settings, manifest, QA_VIDEOS, progress=_ingest_progress)
+            click.echo(f"ingested {', '.join(done)}" if done else "tm-a and tm-b are already in the graph")
+        coverage = video_coverage(graph, items)
+        if coverage.missing:
+            raise click.ClickException(coverage.describe() + "; run without --no-ingest to ingest them")
+        _evaluate(settings, graph, select_covered(items, coverage, True), out, answerer_spec, fresh, {}, structured)

@@ -1,0 +1,101 @@
+"""`m3graph ask` and `m3graph memorize`: the controller and (re-)memorization from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from m3graph.settings import Settings
+
+
+def print_trace(trace) -> None:  # type: ignore[no-untyped-def]
+    """Rounds, queries and the evidence shown to the model, then the answer."""
+    for r in trace.rounds:
+        head = f"round {r.index + 1}: {r.action}"
+        if r.content:
+            head += f" {r.content!r}"
+        click.echo(f"{head}  ({r.usage.prompt_tokens}+{r.usage.completion_tokens} tokens, {r.latency_s:.1f} s)")
+        if r.result and r.result.get("fallback"):
+            click.echo(f"    note: {r.result['fallback']}")
+        if r.note:
+            click.echo(f"    note: {r.note}")
+        for label, lines in r.knowledge.items():
+            click.echo(f"    {label}")
+            for line in lines:
+                click.echo(f"      - {line}")
+
+
+@click.command()
+@click.argument("question")
+@click.option("--video", "videos", multiple=True, help="Answer from these videos' memory (repeatable; default all).")
+@click.option("--before-clip", type=int, default=None, help="Only memory up to this clip (the question's time).")
+@click.option("--mode", type=click.Choice(["auto", "m3", "tools"]), default=None,
+              help="Controller dialect (default: settings.llm.control_mode).")
+@click.option("--rounds", type=int, default=None, help="H, the most rounds (default: settings.control_rounds).")
+@click.option("--trace", "show_trace", is_flag=True, help="Print every round and the evidence shown.")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole trace as JSON.")
+@click.pass_obj
+def ask(settings: Settings, question: str, videos: tuple[str, ...], before_clip: int | None, mode: str | None,
+        rounds: int | None, show_trace: bool, as_json: bool) -> None:
+    """Answer QUESTION from memory: at most H rounds of search, then an answer."""
+    from m3graph.cli import _graph
+    from m3graph.embedding import text_embedder
+    from m3graph.reasoning.control import make_controller
+
+    if rounds is not None:
+        settings = settings.model_copy(update={"control_rounds": rounds})
+    with _graph(settings) as graph:
+        controller = make_controller(settings, graph, text_embedder(settings), mode=mode)
+        trace = controller.answer(question, list(videos) or None, before_clip)
+    if as_json:
+        click.echo(json.dumps(trace.to_dict(), ensure_ascii=False, indent=2))
+        return
+    if show_trace:
+        print_trace(trace)
+    else:
+        for label, lines in trace.evidence.items():
+            click.echo(f"  evidence {label}: " + " | ".join(lines[:3]) + (" ..." if len(lines) > 3 else ""))
+    click.echo(f"answer ({trace.outcome}, {len(trace.rounds)} rounds, {trace.usage.total_tokens} tokens, "
+               f"{trace.latency_s:.1f} s): {trace.answer if trace.answer is not None else '(none)'}")
+
+
+@click.command()
+@click.argument("video_id")
+@click.option("--clip", "clips", multiple=True, type=int, help="Only these clips (default: every clip).")
+@click.option("--replay", is_flag=True, help="Re-parse the stored raw model output instead of calling the model.")
+@click.pass_obj
+def memorize(settings: Settings, video_id: str, clips: tuple[int, ...], replay: bool) -> None:
+    """Re-memorize a video's clips (after a model or prompt change), or replay their stored model output.
+
+    Each clip is one idempotent step: its previous memories and votes are replaced, nothing else changes.
+    """
+    from m3graph.cli import _graph
+    from m3graph.embedding import text_embedder
+    from m3graph.errors import NotFoundError
+    from m3graph.ingest.pipeline import ClipWork, commit_clip, load_plan
+    from m3graph.reasoning.memorize import ReplayMemorizer, make_memorizer
+
+    plan = load_plan(settings, video_id)
+    if not plan.windows:
+        raise NotFoundError(f"no ingestion plan for video {video_id} under {settings.data_dir}")
+    indexes = list(clips) or [w.index for w in plan.windows]
+    missing = [i for i in indexes if not ClipWork(settings, video_id, i).faces.exists()]
+    if missing:
+        raise NotFoundError(f"clips {missing} of {video_id} have no perception output; ingest them first")
+    if replay:
+        raw = {}
+        for i in indexes:
+            path: Path = ClipWork(settings, video_id, i).memory
+            if not path.exists():
+                raise NotFoundError(f"clip {video_id}#{i} has no stored model output ({path})")
+            raw[(video_id, i)] = json.loads(path.read_text(encoding="utf-8")).get("raw", "")
+        memorizer = ReplayMemorizer(raw, settings)
+    else:
+        memorizer = make_memorizer(settings)
+    embedder = text_embedder(settings)
+    with _graph(settings) as graph:
+        for i in indexes:
+            report = commit_clip(graph, embedder, memorizer, plan, i)
+            click.echo(f"  {video_id} clip {i}: {report.memories} memories")

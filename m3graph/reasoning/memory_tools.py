@@ -1,0 +1,144 @@
+"""The controller's tools over the graph: search_clip, search_node and fetch_clip for one question's scope.
+
+Results come back as the research code showed them (reference §7.6): memory strings grouped by clip,
+`<character_K>` tags, no `Equivalence:` lines, no scores or ids. The scope (videos, `before_clip`) is fixed
+per question, so no tool can leak memory from after the moment the question was asked.
+
+Choosing node- versus clip-level search in the M3 text contract: the research code ran node search only
+when the query contained the exact substring "character id" (§7.5), so "Character ID of Lily" or "who is
+<character_3>" silently went to clip search. Here the choice is structural: a query that names a
+`<character_K>` tag, or asks for an identity mapping (a name ↔ character question, recognised by a small
+grammar of phrasings, case-insensitive), goes to node search scoped to that character when one is named;
+and a clip search that finds no new clip falls back to node search instead of returning nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from m3graph.embedding import TextEmbedder
+from m3graph.graphdb.search import MemorySearch
+from m3graph.graphdb.tags import TAG, is_equivalence
+from m3graph.graphdb.types import ClipResult, clip_key
+from m3graph.settings import Settings
+
+ToolName = Literal["search_clip", "search_node", "fetch_clip"]
+_CLIP_REF = re.compile(r"^\s*(?:(?P<video>[A-Za-z0-9][A-Za-z0-9._:\-]*)/)?CLIP_(?P<clip>\d+)\s*$", re.IGNORECASE)
+_IDENTITY = re.compile(
+    r"\bcharacter[\s_-]*(?:id|ids|number|tag|label)\b"  # "character id of Lily", "Character-ID"
+    r"|\b(?:what|who)(?:'s|\s+is|\s+are)\s+(?:the\s+)?names?\b"  # "what is the name of ..."
+    r"|\bnames?\s+of\b"  # "name of <character_2>"
+    r"|\bwho\s+is\s+called\b|\bis\s+(?:called|named)\b",
+    re.IGNORECASE)
+
+
+def characters_in(query: str) -> list[int]:
+    return sorted({int(m.group(2)) for m in TAG.finditer(query) if m.group(1).lower() == "character"})
+
+
+def wants_node_search(query: str) -> bool:
+    """Identity questions and questions about a known character need individual facts, not whole clips."""
+    return bool(characters_in(query)) or bool(_IDENTITY.search(query))
+
+
+@dataclass
+class ToolResult:
+    tool: ToolName
+    query: str
+    knowledge: dict[str, list[str]]  # what the model sees: {"CLIP_3": [...]}
+    clips: list[str] = field(default_factory=list)  # clip keys shown ("video#index")
+    fallback: str | None = None  # why a different search than asked for was run
+
+    @property
+    def memories(self) -> int:
+        return sum(len(v) for v in self.knowledge.values())
+
+
+class MemoryTools:
+    """One question's view of memory; remembers which clips were already shown (no repeats across rounds)."""
+
+    def __init__(self, search: MemorySearch, embedder: TextEmbedder, settings: Settings,
+                 videos: Sequence[str] | None = None, before_clip: int | None = None) -> None:
+        self.search = search
+        self.embedder = embedder
+        self.cfg = settings.search
+        self.videos = list(videos) if videos else None
+        self.before_clip = before_clip
+        self.shown: list[str] = []
+
+    # -- presentation --------------------------------------------------------------------------------
+    def label(self, video_id: str, clip_index: int) -> str:
+        single = self.videos is not None and len(self.videos) == 1
+        return f"CLIP_{clip_index}" if single else f"{video_id}/CLIP_{clip_index}"
+
+    def _knowledge(self, results: Sequence[ClipResult]) -> tuple[dict[str, list[str]], list[str]]:
+        knowledge: dict[str, list[str]] = {}
+        keys = []
+        for r in sorted(results, key=lambda c: (c.video_id, c.clip_index)):
+            lines = [m.text for m in r.memories if not is_equivalence(m.raw_text)]
+            if lines:
+                knowledge[self.label(r.video_id, r.clip_index)] = lines
+                keys.append(clip_key(r.video_id, r.clip_index))
+        return knowledge, keys
+
+    def _vector(self, query: str) -> list[float]:
+        return [float(x) for x in self.embedder.embed([query])[0]]
+
+    # -- tools ---------------------------------------------------------------------------------------
+    def search_clip(self, query: str, fallback: bool = True) -> ToolResult:
+        """The best clips not shown yet (top-k above the clip threshold), all their memories."""
+        chars = characters_in(query)
+        results = self.search.search_clip(self._vector(query), self.videos, self.before_clip, exclude=self.shown,
+                                          k=self.cfg.clip_topk, threshold=self.cfg.clip_threshold, characters=chars)
+        knowledge, keys = self._knowledge(results)
+        self.shown += [k for k in keys if k not in self.shown]
+        if not knowledge and fallback:
+            node = self.search_node(query)
+            fresh = [i for i, key in enumerate(node.clips) if key not in self.shown]
+            labels = list(node.knowledge)
+            node.knowledge = {labels[i]: node.knowledge[labels[i]] for i in fresh}
+            node.clips = [node.clips[i] for i in fresh]
+            node.fallback = "no new clip above the threshold; single memories from clips not shown yet"
+            return node
+        return ToolResult("search_clip", query, knowledge, keys)
+
+    def search_node(self, query: str) -> ToolResult:
+        """The top memories one by one (hybrid vector + full-text), grouped by clip; scoped to named characters."""
+        chars = characters_in(query)
+        text = TAG.sub(" ", query).strip() or None
+        results = self.search.search_node(self._vector(query), self.videos, self.before_clip, k=self.cfg.node_topk,
+                                          characters=chars, text=text)
+        knowledge, keys = self._knowledge(results)
+        return ToolResult("search_node", query, knowledge, keys)
+
+    def fetch_clip(self, ref: str) -> ToolResult:
+        """A clip by label (`CLIP_3` or `video/CLIP_3`); never one after `before_clip`."""
+        match = _CLIP_REF.match(ref)
+        if match is None:
+            return ToolResult("fetch_clip", ref, {}, fallback=f"not a clip label: {ref!r}")
+        video = match.group("video") or (self.videos[0] if self.videos and len(self.videos) == 1 else None)
+        if video is None or (self.videos and video not in self.videos):
+            return ToolResult("fetch_clip", ref, {}, fallback="name the video: VIDEO/CLIP_N")
+        results = self.search.fetch_clip(video, int(match.group("clip")), before_clip=self.before_clip)
+        knowledge, keys = self._knowledge(results)
+        self.shown += [k for k in keys if k not in self.shown]
+        return ToolResult("fetch_clip", ref, knowledge, keys)
+
+    def run(self, tool: str, argument: str) -> ToolResult:
+        if tool == "search_node":
+            return self.search_node(argument)
+        if tool == "fetch_clip":
+            return self.fetch_clip(argument)
+        return self.search_clip(argument)
+
+    def m3_search(self, query: str) -> ToolResult:
+        """The M3 contract's one search action, routed by what the query asks for."""
+        return self.search_node(query) if wants_node_search(query) else self.search_clip(query)
+
+
+def describe(result: ToolResult) -> dict[str, Any]:
+    return {"tool": result.tool, "query": result.query, "clips": result.clips, "memories": result.memories,
+            "fallback": result.fallback}
