@@ -9,6 +9,7 @@ already done) and ends when every chain has finished; per-task seconds come from
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import re
@@ -125,6 +126,9 @@ def _run_batch(settings: Settings, media: Any, videos: list[str], suffix: str) -
         result.get(timeout=JOB_TIMEOUT_S, propagate=True)
     wall = time.perf_counter() - t0
     clips = sum(total for _, _, total in jobs)
+    result = None
+    jobs.clear()
+    gc.collect()  # results unsubscribe when collected: now, while Redis is up, not at interpreter exit
     media_s = sum(media.video(vid).duration_s for vid in videos)
     return {"wall_s": wall, "clips": clips, "media_s": media_s, "clips_per_min": clips / wall * 60,
             "rtf": wall / media_s, "loadavg": [round(x, 2) for x in os.getloadavg()]}

@@ -9,6 +9,7 @@ holder, and `m3graph ingest --celery` shows the workers' progress.
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import socket
@@ -56,6 +57,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         proc.kill()
         pytest.fail("redis-server did not start")
     yield f"redis://127.0.0.1:{port}/0"
+    gc.collect()  # Celery results unsubscribe when collected: let them do it while the server still runs
     proc.terminate()
     proc.wait(10)
 

@@ -316,7 +316,7 @@ def commit(self: Task, video_id: str, index: int, waiting_since: float | None = 
     except RetryableError as exc:
         if errors >= settings.tasks.max_retries:
             raise
-        _note(video_id, index, "commit", "retrying", error=f"{type(exc).__name__}: {exc}")
+        # ClipTask.on_retry records "retrying" with the error
         raise self.retry(exc=exc, countdown=settings.tasks.retry_backoff_s * 2 ** errors,
                          kwargs={"waiting_since": waiting_since, "waits": waits, "errors": errors + 1}) from exc
     _note(video_id, index, "commit", "done", report=report)
