@@ -58,8 +58,7 @@ class MemoryGraph:
 
     # -- ingestion -------------------------------------------------------------------------------------
     def upsert_clip(self, clip: ClipInfo, video_name: str | None = None) -> None:
-        self.ex.write("graph/upsert_clip", video_id=clip.video_id, clip_index=clip.clip_index, start_s=clip.start_s,
-                      end_s=clip.end_s, uri=clip.uri, video_name=video_name or clip.video_id)
+        self.ex.write("graph/upsert_clip", **clip.upsert_params(video_name))
 
     def register_clip(self, clip: ClipInfo, faces: Sequence[FaceCluster], voices: Sequence[VoiceCluster],
                       video_name: str | None = None) -> tuple[list[Resolution], list[Resolution]]:
@@ -70,8 +69,7 @@ class MemoryGraph:
         """
 
         def work(tx: Tx) -> tuple[list[Resolution], list[Resolution]]:
-            tx.run("graph/upsert_clip", video_id=clip.video_id, clip_index=clip.clip_index, start_s=clip.start_s,
-                   end_s=clip.end_s, uri=clip.uri, video_name=video_name or clip.video_id)
+            tx.run("graph/upsert_clip", **clip.upsert_params(video_name))
             face_res, _ = resolve(tx, self.settings, "face", clip.video_id, clip.clip_index, faces)
             voice_res, _ = resolve(tx, self.settings, "voice", clip.video_id, clip.clip_index, voices)
             votes = []

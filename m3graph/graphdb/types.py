@@ -7,7 +7,8 @@ field and nothing is written.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from datetime import datetime
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -43,9 +44,29 @@ def clip_key(video_id: str, clip_index: int) -> str:
 
 
 class ClipInfo(ClipRef):
+    """A clip of any length: a 30 s video window or a conversation session.
+
+    `start_s`/`end_s` are offsets within the source; `started_at` is the clip's absolute start time where it is
+    known (a session's date, a video's recording time), so "when" questions can be answered from the graph.
+    """
+
     start_s: float = Field(ge=0)
     end_s: float
     uri: str | None = None
+    started_at: datetime | None = None
+
+    @field_validator("started_at")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("started_at must carry a time zone (use UTC when unknown)")
+        return value
+
+    def upsert_params(self, video_name: str | None = None) -> dict[str, Any]:
+        """The parameters of graph/upsert_clip: one place, so every writer of a Clip sets the same properties."""
+        return {"video_id": self.video_id, "clip_index": self.clip_index, "start_s": self.start_s,
+                "end_s": self.end_s, "uri": self.uri, "started_at": self.started_at,
+                "video_name": video_name or self.video_id}
 
     @model_validator(mode="after")
     def _ordered(self) -> ClipInfo:
@@ -111,6 +132,9 @@ class MemoryIn(_Frozen):
     embedding: list[float]
     start_s: float | None = None
     end_s: float | None = None
+    # What the memory was written from (chat turn ids such as "D1:3", utterance keys): evidence recall can be
+    # computed whether memories are raw turns or written by a model.
+    source_ids: tuple[str, ...] = ()
 
     _vector = field_validator("embedding")(_finite_vector)
 

@@ -529,8 +529,7 @@ def import_pickle(graph: MemoryGraph, path: Path, video_id: str, embedder: TextE
         if tx.run("graph/video_exists", video_id=video_id):
             raise VideoExistsError(f"video {video_id} was created while it was being imported; nothing was written")
         for c in clip_infos:
-            tx.run("graph/upsert_clip", video_id=video_id, clip_index=c.clip_index, start_s=c.start_s,
-                   end_s=c.end_s, uri=None, video_name=video_id)
+            tx.run("graph/upsert_clip", **c.upsert_params(video_id))
         if clip_infos:
             tx.run("import/video", video_id=video_id, source=path.name, format=FORMAT)
         for batch in _batches(face_rows):

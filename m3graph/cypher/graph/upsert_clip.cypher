@@ -1,5 +1,5 @@
 // mode: write
-// params: video_id, clip_index, start_s, end_s, uri, video_name
+// params: video_id, clip_index, start_s, end_s, uri, started_at, video_name
 // Video and Clip keyed by (video, clip); NEXT links to the neighbours that already exist, so clips may
 // arrive out of order and re-running changes nothing.
 MERGE (v:Video {video_id: $video_id})
@@ -7,6 +7,7 @@ ON CREATE SET v.created_at = datetime(), v.name = $video_name
 MERGE (c:Clip {clip_key: $video_id + '#' + toString($clip_index)})
 ON CREATE SET c.created_at = datetime()
 SET c.video_id = $video_id, c.clip_index = $clip_index, c.start_s = $start_s, c.end_s = $end_s, c.uri = $uri,
+    c.started_at = $started_at,
     c.name = $video_name + ' #' + toString($clip_index) + ' [' + toString(toInteger($start_s)) + '-' + toString(toInteger($end_s)) + 's]'
 MERGE (c)-[:OF]->(v)
 WITH v, c

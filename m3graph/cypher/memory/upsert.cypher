@@ -8,10 +8,11 @@ MERGE (m:Memory {memory_id: r.memory_id})
 ON CREATE SET m.created_at = datetime(), m.kind = r.kind, m.text = r.text, m.video_id = $video_id,
               m.clip_index = $clip_index, m.order_in_clip = r.order, m.embedding = r.embedding,
               m.is_equivalence = r.is_equivalence, m.entity_ids = r.entity_ids, m.first_clip = $clip_key,
-              m.support_clips = [], m.start_s = r.start_s, m.end_s = r.end_s
+              m.support_clips = [], m.start_s = r.start_s, m.end_s = r.end_s, m.source_ids = r.source_ids
 FOREACH (_ IN CASE WHEN r.refresh THEN [1] ELSE [] END |
   SET m.text = r.text, m.embedding = r.embedding, m.order_in_clip = r.order, m.entity_ids = r.entity_ids,
-      m.is_equivalence = r.is_equivalence, m.start_s = r.start_s, m.end_s = r.end_s)
+      m.is_equivalence = r.is_equivalence, m.start_s = r.start_s, m.end_s = r.end_s,
+      m.source_ids = r.source_ids)
 SET m.support_clips = CASE WHEN $clip_key IN m.support_clips THEN m.support_clips ELSE m.support_clips + $clip_key END
 SET m.support = size(m.support_clips), m.last_clip = $clip_key,
     m.name = left(m.text, 80)
