@@ -84,7 +84,7 @@ def bench_search(graph: MemoryGraph, corpus: Corpus, queries: QuerySet, warmup: 
         for i in range(min(warmup, len(qs))):
             product_call(variant, len(qs) - 1 - i)
             scan_of(variant, len(qs) - 1 - i).rank_clips(queries.vectors[len(qs) - 1 - i], cfg.clip_topk,
-                                                         cfg.clip_threshold)
+                                                         graph.settings.search_floor)
         prod_s, base_s, prod_clips, base_clips = [], [], [], []
         for i in range(len(qs)):
             s, res = timed(lambda variant=variant, i=i: product_call(variant, i))
@@ -95,7 +95,7 @@ def bench_search(graph: MemoryGraph, corpus: Corpus, queries: QuerySet, warmup: 
                 prod_clips.append([global_clip(corpus, r.video_id, r.clip_index) for r in res])
             scan = scan_of(variant, i)
             s, ref = timed(lambda scan=scan, i=i: scan.rank_clips(queries.vectors[i], cfg.clip_topk,
-                                                                   cfg.clip_threshold))
+                                                                   graph.settings.search_floor))
             base_s.append(s)
             base_clips.append([c for c, _ in ref])
         p, b = summary(prod_s), summary(base_s)

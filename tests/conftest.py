@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from graph_fixtures import ForeignDatabaseError, claim_database
 from neo4j import Driver, GraphDatabase
 
 from m3graph.graphdb.server import LocalNeo4j, ServerStatus, ensure_server
@@ -33,6 +34,8 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
         heap_mb=2048,
         pagecache_mb=1024,
         build_dir=LAUNCHER_BUILD_DIR,
+        # M3GRAPH_TEST_NEO4J_VERSION=5.26 runs the suite on the 5.26 + APOC compatibility line.
+        **({"neo4j_version": v} if (v := os.environ.get("M3GRAPH_TEST_NEO4J_VERSION")) else {}),
     )
     # The store tests exercise the reference thresholds (cosine 0.3 face / 0.6 voice); perception tests use the
     # thresholds measured for the offline embedders through a settings variant.
@@ -54,6 +57,10 @@ def driver(settings: Settings, neo4j_server: ServerStatus | None) -> Iterator[Dr
     auth = (settings.neo4j_user, settings.neo4j_password.get_secret_value())
     with GraphDatabase.driver(uri, auth=auth) as drv:
         drv.verify_connectivity()
+        try:  # before anything writes: never test against (and wipe) a graph the suite did not create
+            claim_database(drv, settings.neo4j_database)
+        except ForeignDatabaseError as exc:
+            pytest.exit(str(exc), returncode=4)
         yield drv
 
 

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from neo4j import Driver
 
-from m3graph.graphdb.server import ServerStatus
+from m3graph.errors import M3GraphError
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import (
     ClipInfo,
@@ -29,8 +30,8 @@ from m3graph.settings import Settings
 
 
 @pytest.fixture(scope="session")
-def memory_graph(settings: Settings, neo4j_server: ServerStatus | None) -> Iterator[MemoryGraph]:
-    """One connected, migrated store for the whole session."""
+def memory_graph(settings: Settings, driver: Driver) -> Iterator[MemoryGraph]:
+    """One connected, migrated store for the whole session (`driver` has claimed the database first)."""
     mg = MemoryGraph.connect(settings)
     yield mg
     mg.close()
@@ -38,14 +39,65 @@ def memory_graph(settings: Settings, neo4j_server: ServerStatus | None) -> Itera
 
 @pytest.fixture
 def graph(memory_graph: MemoryGraph) -> MemoryGraph:
-    """The session's store, emptied of everything but the migration records."""
+    """The session's store, emptied of everything but the migration records and the suite's marker."""
     wipe(memory_graph)
     return memory_graph
 
 
+# ---------------------------------------------------------------------------------------------- database ownership
+# The tests empty the graph before most tests. They must never do that to a user's memory (NEO4J_URI pointing at
+# a real server): the suite writes a marker node on a database that is empty at session start, and every wipe
+# deletes only on a database that carries that marker, checked inside the deleting statement itself.
+
+MARKER_LABEL = "M3GraphTestSuite"
+SUITE = "m3graph-tests"
+_CENSUS = (f"OPTIONAL MATCH (mark:{MARKER_LABEL} {{suite: $suite}}) WITH count(mark) AS marks "
+           f"OPTIONAL MATCH (x) WHERE NOT x:Migration AND NOT x:{MARKER_LABEL} "
+           "RETURN marks, count(x) AS foreign, collect(DISTINCT labels(x))[..5] AS labels")
+_MARK = f"MERGE (mark:{MARKER_LABEL} {{suite: $suite}}) ON CREATE SET mark.created_at = datetime()"
+# One statement: without the marker the first MATCH yields no row and nothing is deleted.
+_WIPE_MARKED = (f"MATCH (mark:{MARKER_LABEL} {{suite: $suite}}) WITH count(mark) AS marks WHERE marks = 1 "
+                f"MATCH (x) WHERE NOT x:Migration AND NOT x:{MARKER_LABEL} DETACH DELETE x")
+
+
+class ForeignDatabaseError(M3GraphError):
+    """The database holds data this test suite did not create; the suite refuses to write to it."""
+
+
+def ownership_check(driver: Driver, database: str | None = None) -> None:
+    """Raises `ForeignDatabaseError` unless the database is the suite's: marked, or empty but for migrations."""
+    with driver.session(database=database) as session:
+        row = session.run(_CENSUS, suite=SUITE).single()
+    assert row is not None
+    if row["marks"] == 0 and row["foreign"] > 0:
+        where = driver.get_server_info().address
+        raise ForeignDatabaseError(
+            f"refusing to run the tests against the Neo4j at {where} (database {database or 'default'}): it holds "
+            f"{row['foreign']} nodes (labels {row['labels']}) that this test suite did not create (no "
+            f":{MARKER_LABEL} marker). The tests delete everything they find: unset NEO4J_URI to let them start "
+            "their own server, or point it at an empty, throwaway database.")
+
+
+def claim_database(driver: Driver, database: str | None = None) -> None:
+    """Checks ownership, then writes the marker (a no-op when it is already there)."""
+    ownership_check(driver, database)
+    with driver.session(database=database) as session:
+        session.run(_MARK, suite=SUITE).consume()
+
+
+def wipe_owned(driver: Driver, database: str | None = None) -> None:
+    """Deletes everything but migrations and the marker, only on a database this suite marked."""
+    ownership_check(driver, database)
+    with driver.session(database=database) as session:
+        marked = session.run(f"MATCH (mark:{MARKER_LABEL} {{suite: $suite}}) RETURN count(mark) AS n",
+                             suite=SUITE).single()
+        if marked is None or marked["n"] != 1:
+            raise ForeignDatabaseError(f"refusing to wipe a database without the :{MARKER_LABEL} marker")
+        session.run(_WIPE_MARKED, suite=SUITE).consume()
+
+
 def wipe(mg: MemoryGraph) -> None:
-    with mg.ex.session() as session:
-        session.run("MATCH (n) WHERE NOT n:Migration DETACH DELETE n").consume()
+    wipe_owned(mg.ex.driver, mg.ex.database)
 
 
 # ---------------------------------------------------------------------------------------------- settings
@@ -215,6 +267,26 @@ ORPHAN_CHECKS = {
         "MATCH ()-[r:CO_OCCURS]->() WHERE size(r.clips) = 0 OR any(k IN r.clips WHERE NOT EXISTS "
         "{ MATCH (:Clip {clip_key: k}) }) RETURN count(r) AS n",
 }
+
+
+_DUMP_NODES = ("MATCH (x) WHERE NOT x:Migration AND NOT x:" + MARKER_LABEL +
+               " RETURN elementId(x) AS id, labels(x) AS labels, properties(x) AS props")
+_DUMP_RELS = "MATCH (a)-[r]->(b) RETURN elementId(a) AS a, type(r) AS type, properties(r) AS props, elementId(b) AS b"
+
+
+def _plain(props: dict[str, Any]) -> str:
+    """Properties as canonical text, without timestamps (`*_at`, temporal values): they differ between runs."""
+    kept = {k: v for k, v in props.items() if not k.endswith("_at") and not hasattr(v, "iso_format")}
+    return repr(sorted((k, repr(v)) for k, v in kept.items()))
+
+
+def canonical_dump(mg: MemoryGraph) -> list[str]:
+    """Every node and relationship with its properties, minus timestamps, as sorted text: equal dumps mean the
+    graph did not change (node ids are replaced by each node's content, so two runs compare equal)."""
+    nodes = {r["id"]: f"{sorted(r['labels'])} {_plain(r['props'])}" for r in rows(mg, _DUMP_NODES)}
+    rels = [f"({nodes.get(r['a'], '?')})-[{r['type']} {_plain(r['props'])}]->({nodes.get(r['b'], '?')})"
+            for r in rows(mg, _DUMP_RELS)]
+    return sorted(nodes.values()) + sorted(rels)
 
 
 def orphan_report(mg: MemoryGraph) -> dict[str, int]:

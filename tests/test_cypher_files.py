@@ -11,7 +11,7 @@ from graph_fixtures import graph, memory_graph  # noqa: F401
 
 from m3graph.cypher import QUERIES, CypherQuery
 from m3graph.graphdb.store import MemoryGraph
-from m3graph.schema.migrations import _vector_params
+from m3graph.schema.migrations import MIGRATIONS, _vector_params
 
 PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 DDL = re.compile(r"^CREATE\s+(CONSTRAINT|(?:VECTOR\s+|FULLTEXT\s+)?INDEX)\s+(\w+)\s+IF\s+NOT\s+EXISTS\b", re.I)
@@ -79,7 +79,13 @@ def test_explain_matches_declared_mode(memory_graph: MemoryGraph, name: str) -> 
 def test_schema_files_created_what_they_declare(memory_graph: MemoryGraph, name: str) -> None:
     """DDL cannot be EXPLAINed: each file's index or constraint must exist, created by the migrations."""
     q = QUERIES[name]
-    body = _body(q).strip()
+    body = re.sub(r"^CYPHER\s+\d+\s+", "", _body(q).strip())  # a language selector (CYPHER 25) is no statement
+    needs = {st: m.requires for m in MIGRATIONS for st in m.statements if m.requires}
+    if name in needs and not getattr(memory_graph.ex.capabilities, needs[name]):
+        pytest.skip(f"{name} belongs to a migration that needs the server capability {needs[name]}")
+    if body.upper().startswith("DROP INDEX "):
+        assert re.fullmatch(r"DROP INDEX \w+ IF EXISTS", body), f"{name}: a DROP must be DROP INDEX x IF EXISTS"
+        return  # dropping is what re-creations (re-embedding, migration 8) start with; run only by them
     if body.upper().startswith("CALL "):
         assert body.startswith("CALL db.awaitIndexes(")
         memory_graph.ex.schema(name, timeout_s=30)

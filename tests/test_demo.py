@@ -43,6 +43,7 @@ def test_cli_demo_and_search(settings: Settings, graph: MemoryGraph) -> None:  #
     out = runner.invoke(main, ["demo", "--video", "demo-cli"], obj=settings, catch_exceptions=False)
     assert out.exit_code == 0, out.output
     assert "loaded 6 clips" in out.output and "mango" in out.output
+    assert "(no memories found)" not in out.output  # every demo question finds memories (hybrid search)
     out = runner.invoke(main, ["search", "Where is the newspaper?", "--video", "demo-cli"], obj=settings,
                         catch_exceptions=False)
     assert out.exit_code == 0 and "newspaper" in out.output

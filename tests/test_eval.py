@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,12 +23,15 @@ from graph_fixtures import add_clip, graph, memory_graph  # noqa: F401
 
 from m3graph.cli.evaluate import evaluate
 from m3graph.errors import GraphDBError, InvalidInputError, LLMError, LLMUnavailableError, NotFoundError
+from m3graph.eval.chat_qa import NOT_MENTIONED, load_questions, stratified_sample
 from m3graph.eval.judge import (
     VERDICT_SCHEMA,
     EntailmentJudge,
+    answer_match,
     keyword_verdict,
     parse_verdict,
     strip_thinking,
+    token_f1,
 )
 from m3graph.eval.m3bench import CANONICAL_TYPES
 from m3graph.eval.runner import (
@@ -515,3 +519,68 @@ def test_fact_patterns() -> None:
     assert fact("The library closes early on Sunday.") == ("When does the library close?", "Early on Sunday.")
     assert fact("My favorite color is green.") == ("Which color did someone call their favourite?", "Green.")
     assert fact("What a lovely day.") is None
+
+
+# ------------------------------------------------------------------------------------ answer match
+
+
+@pytest.mark.parametrize(("prediction", "truth", "unanswerable", "verdict"), [
+    ("The blue notebook is on the kitchen shelf.", "On the kitchen shelf.", False, "yes"),
+    ("On the kitchen table.", "On the kitchen shelf.", False, "no"),  # one of two content words is not enough
+    ("mangoes", "Mango.", False, "yes"),
+    ("mango", "Ripe mango.", False, "yes"),  # F1 2/3: a missing modifier
+    ("kitchen table", "On the kitchen shelf.", False, "no"),  # F1 1/2: a different place
+    ("2 people", "Two.", False, "yes"),
+    ("8 May 2023", "7 May 2023", False, "no"),  # a number is never optional
+    ("She went on 7 May, 2023.", "7 May 2023", False, "yes"),
+    ("No, they are different people.", "No.", False, "yes"),
+    ("They are not the same person.", "No.", False, "yes"),
+    ("Yes, the same person.", "No.", False, "no"),
+    ("Pottery, camping and painting", "pottery, camping, painting, swimming", False, "yes"),  # 3 of 4
+    ("Pottery", "pottery, camping, painting, swimming", False, "no"),
+    ("Not in memory: nothing remembered answers this question.", "On the kitchen shelf.", False, "no"),
+    ("Not in memory: nothing remembered answers this question.", "Not mentioned in the conversation.", True, "yes"),
+    ("It was never mentioned.", "Unknown.", True, "yes"),
+    ("Self-care is important.", "Not mentioned in the conversation.", True, "no"),
+    (None, "Mango.", False, "no"),
+    ("", "Not mentioned.", True, "no"),
+])
+def test_answer_match(prediction: str | None, truth: str, unanswerable: bool, verdict: str) -> None:
+    assert answer_match(prediction, truth, unanswerable) == verdict
+
+
+def test_token_f1() -> None:
+    assert token_f1("A ripe mango", "Mango.") == pytest.approx(2 / 3)
+    assert token_f1("mango", "a mango") == 1.0 and token_f1(None, "mango") == 0.0
+
+
+def test_answer_match_is_reported_first_and_recomputed_from_the_records() -> None:
+    records = [{"id": "a", "gt": "On the shelf.", "answer": "It is on the shelf.", "verdict": "no", "types": ["GK"],
+                "tags": [], "outcome": "answered", "tokens": {"answerer": {"prompt": 1, "completion": 1},
+                                                            "judge": {"prompt": 1, "completion": 1}},
+                "latency_s": {"answerer": 1.0, "judge": 0.1}, "judge": {"model": "m"}},
+               {"id": "b", "gt": "Unknown.", "answer": "Not in memory.", "verdict": "no", "types": ["GK"],
+                "tags": ["unanswerable"], "outcome": "abstained",
+                "tokens": {"answerer": {"prompt": 1, "completion": 1}, "judge": {"prompt": 1, "completion": 1}},
+                "latency_s": {"answerer": 3.0, "judge": 0.1}, "judge": {"model": "m"}}]
+    report = summarize(records)
+    assert report.match_total is not None and report.match_total.correct == 2 and report.total.correct == 0
+    assert report.format().splitlines()[1].startswith("answer match: 100.0% (2/2)")
+    assert report.to_dict()["answer_match"]["by_type"]["GK"]["correct"] == 2
+
+
+def test_chat_questions_sample_is_stratified_nested_and_deterministic(tmp_path: Path) -> None:
+    qa = [{"question": f"q{i}?", "answer": f"a{i}", "category": 1 + i % 4, "evidence": [f"D1:{i}"]}
+          for i in range(40)] + [{"question": f"never{i}?", "category": 5, "adversarial_answer": "x"}
+                                 for i in range(7)]
+    (tmp_path / "conv-1.json").write_text(json.dumps({"qa": qa}))
+    questions = load_questions(tmp_path / "conv-1.json")
+    small, large = stratified_sample(questions, 3), stratified_sample(questions, 6)
+    assert Counter(q.category for q in small) == {1: 3, 2: 3, 3: 3, 4: 3, 5: 3}
+    assert {q.id for q in small} <= {q.id for q in large} and small == stratified_sample(questions, 3)
+    never = next(q for q in questions if q.category == 5)
+    item = never.item("conv-1")
+    assert item.ground_truth == NOT_MENTIONED and "unanswerable" in item.tags and item.videos == ("conv-1",)
+    (tmp_path / "bad.json").write_text(json.dumps({"qa": [{"question": "x?", "category": 2}]}))
+    with pytest.raises(InvalidInputError, match=r"bad.json: qa\[0\]"):
+        load_questions(tmp_path / "bad.json")

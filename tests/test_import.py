@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from graph_fixtures import wipe_owned
 from m3_pickles import GraphBuilder, sample_graph, unit
 from neo4j import Driver
 
@@ -42,8 +43,7 @@ def import_settings(settings: Settings, tmp_path: Path) -> Settings:
 
 @pytest.fixture
 def graph(import_settings: Settings, driver: Driver) -> Iterator[MemoryGraph]:
-    with driver.session() as session:
-        session.run("MATCH (n) WHERE NOT n:Migration DETACH DELETE n").consume()
+    wipe_owned(driver, import_settings.neo4j_database)
     g = MemoryGraph.connect(import_settings)
     try:
         yield g

@@ -18,11 +18,13 @@ from graph_fixtures import memory_graph, variant, wipe  # noqa: F401
 from test_ingest_e2e import media, perception_graph  # noqa: F401
 
 from m3graph.cli import main
+from m3graph.graphdb.clip_state import ClipState
 from m3graph.graphdb.store import MemoryGraph
-from m3graph.ingest.ingest_cli import ProgressView, WorkerJob, clip_stage, poll_job
+from m3graph.ingest.ingest_cli import ProgressView
 from m3graph.ingest.testmedia import Manifest
 from m3graph.reasoning.perception_memorizer import ClipPerception, Memorization
 from m3graph.settings import Settings
+from m3graph.tasks.follow import WorkerJob, clip_stage, poll_job
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +49,7 @@ def test_progress_names_video_clip_count_and_stages(ingested: str) -> None:
     lines = ingested.splitlines()
     progress = [line for line in lines if line.lstrip().startswith("tm-b-cli [")]
     stages = [line.split("clip 1/1 ", 1)[1].split("  ")[0] for line in progress]
-    assert stages == ["cut", "faces+voices", "memorize", "done"], ingested
+    assert stages == ["cut", "faces+voices", "resolve", "memorize", "done"], ingested
     assert progress[-1].lstrip().startswith("tm-b-cli [####################] clip 1/1 done")
     assert "\r" not in ingested and "\x1b" not in ingested  # CI logs get plain lines
 
@@ -70,14 +72,33 @@ class _Broken:
 
 def test_failure_shows_clip_stage_and_error(ingested: str, media: Manifest, cli_settings: Settings,
                                             memory_graph: MemoryGraph, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Same video id, so cut and perception come from the cache and only the memorizer runs (and fails)."""
+    """Same video id, so cut and perception come from the cache and only the memorizer runs (and fails).
+
+    The clip was ingested before: its memories and entities stay, and it is marked memorize_failed."""
+    graph = MemoryGraph(memory_graph.ex, cli_settings)
+    before = graph.counts("tm-b-cli")
+    assert before["Memory"] > 0
     monkeypatch.setattr("m3graph.reasoning.memorize.make_memorizer", lambda settings: _Broken())
     result = CliRunner().invoke(main, ["ingest", str(media.path("tm-b")), "--video-id", "tm-b-cli"],
                                 obj=cli_settings)
     assert result.exit_code == 1
-    assert "tm-b-cli: clip 1/1 FAILED at memorize: RuntimeError: model server went away" in result.output
+    assert "tm-b-cli: clip 1/1 FAILED at memorize: MemorizeFailedError: " in result.output
+    assert "RuntimeError: model server went away" in result.output
+    assert "`m3graph memorize tm-b-cli --failed` redoes them" in result.output
     assert "1 video failed: tm-b-cli" in result.output
-    assert MemoryGraph(memory_graph.ex, cli_settings).clip("tm-b-cli", 0) is None  # rolled back
+    assert graph.counts("tm-b-cli") == before  # nothing deleted: the earlier memories and entities stay
+    [state] = graph.clip_states("tm-b-cli")
+    assert state.state == ClipState.MEMORIZE_FAILED and "model server went away" in (state.reason or "")
+    assert "previous memories kept" in (state.reason or "")
+
+    monkeypatch.undo()  # the model is back: `memorize --failed` redoes the clip
+    redo = CliRunner().invoke(main, ["memorize", "tm-b-cli", "--failed"], obj=cli_settings)
+    assert redo.exit_code == 0, redo.output
+    assert "tm-b-cli clip 0: " in redo.output
+    assert [s.state for s in graph.clip_states("tm-b-cli")] == [ClipState.MEMORIZED]
+    assert graph.counts("tm-b-cli") == before
+    again = CliRunner().invoke(main, ["memorize", "tm-b-cli", "--failed"], obj=cli_settings)
+    assert again.exit_code == 0 and "no clip is memorize_failed" in again.output
 
 
 def test_bad_input_fails_before_the_first_clip(cli_settings: Settings, tmp_path: Path) -> None:
@@ -123,11 +144,13 @@ def test_worker_steps_become_one_stage() -> None:
                        "voices": {"state": "running"}}) == ("faces+voices", None)
     assert clip_stage({"faces": {"state": "done"}, "voices": {"state": "running"}}) == ("voices", None)
     assert clip_stage({"faces": {"state": "done"}, "voices": {"state": "done"},
-                       "commit": {"state": "waiting", "detail": "waiting for clip 0"}}) == (
+                       "resolve": {"state": "waiting", "detail": "waiting for clip 0"}}) == (
         "waiting", "waiting for clip 0")
-    assert clip_stage({"commit": {"state": "running"}}) == ("memorize", None)
+    assert clip_stage({"resolve": {"state": "running"}}) == ("resolve", None)
+    assert clip_stage({"resolve": {"state": "done"}, "memorize": {"state": "running"}}) == ("memorize", None)
     assert clip_stage({"voices": {"state": "failed", "error": "X: y"}}) == ("failed", "voices: X: y")
-    assert clip_stage({"commit": {"state": "done", "report": {}}}) == ("done", None)
+    assert clip_stage({"memorize": {"state": "failed", "error": "X: y"}}) == ("failed", "memorize: X: y")
+    assert clip_stage({"resolve": {"state": "done"}, "memorize": {"state": "done", "report": {}}}) == ("done", None)
 
 
 class _ProgressHash:
@@ -153,7 +176,8 @@ def test_worker_progress_shows_each_clip_change_once_and_the_failure() -> None:
     poll_job(progress, job, view)
     report = {"faces": [1], "voices": [2], "new_entities": 2, "memories": 3}
     progress.fields.update({"0:cut": {"state": "done"}, "0:faces": {"state": "done"}, "0:voices": {"state": "done"},
-                            "0:commit": {"state": "done", "report": report}, "1:cut": {"state": "running"}})
+                            "0:resolve": {"state": "done"}, "0:memorize": {"state": "done", "report": report},
+                            "1:cut": {"state": "running"}})
     poll_job(progress, job, view)
     poll_job(progress, job, view)  # nothing changed: nothing printed
     assert not job.finished and job.reports == {0: report}

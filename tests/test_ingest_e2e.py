@@ -15,8 +15,9 @@ import pytest
 from graph_fixtures import memory_graph, variant, wipe, with_settings  # noqa: F401
 
 from m3graph.embedding import text_embedder
+from m3graph.graphdb.clip_state import ClipState
 from m3graph.graphdb.store import MemoryGraph
-from m3graph.ingest.pipeline import ingest_video_inprocess
+from m3graph.ingest.pipeline import MemorizeFailedError, ingest_video_inprocess
 from m3graph.ingest.testmedia import Manifest, build_test_media
 from m3graph.reasoning.perception_memorizer import ClipPerception, Memorization
 
@@ -130,16 +131,53 @@ class _Broken:
         raise RuntimeError("model server went away")
 
 
-def test_failed_clip_leaves_nothing_half_written(ingested: tuple[MemoryGraph, dict], media: Manifest) -> None:
+_MEMORIES = "MATCH (m:Memory {video_id: $v}) RETURN m.memory_id AS id, m.text AS text, m.support_clips AS s ORDER BY id"
+_ENTITIES = "MATCH (e) WHERE e:Face OR e:Voice RETURN e.entity_id AS id, e.exemplar_obs AS obs ORDER BY id"
+
+
+def test_failed_rememorization_keeps_memories_and_entities(ingested: tuple[MemoryGraph, dict],
+                                                           media: Manifest) -> None:
+    """Regression (issue 9, Why 1): a memorization failure after resolve used to delete the clip, and with it
+    good memories and entities of a clip that was already memorized (a resubmission while the LLM is down)."""
     graph, _ = ingested
-    before = graph.counts()
-    face_state = _rows(graph, "MATCH (f:Face) RETURN f.entity_id AS id, f.exemplar_obs AS obs ORDER BY id")
-    with pytest.raises(RuntimeError, match="went away"):
-        ingest_video_inprocess(graph, text_embedder(graph.settings), media.path("tm-b"), "tm-b-again",
-                               memorizer=_Broken())
+    embedder = text_embedder(graph.settings)
+    before, memories, entities = graph.counts(), _rows(graph, _MEMORIES, v="tm-a"), _rows(graph, _ENTITIES)
+    assert memories
+    with pytest.raises(Exception, match="went away"):  # noqa: B017,PT011 - today's code raises the bare error
+        ingest_video_inprocess(graph, embedder, media.path("tm-a"), "tm-a", memorizer=_Broken())
     assert graph.counts() == before
-    assert graph.clip("tm-b-again", 0) is None
-    assert _rows(graph, "MATCH (f:Face) RETURN f.entity_id AS id, f.exemplar_obs AS obs ORDER BY id") == face_state
+    assert _rows(graph, _MEMORIES, v="tm-a") == memories and _rows(graph, _ENTITIES) == entities
+    states = graph.clip_states("tm-a")
+    assert [s.state for s in states] == [ClipState.MEMORIZE_FAILED] * 2
+    assert all("went away" in (s.reason or "") and "previous memories kept" in (s.reason or "") for s in states)
+
+    redo = ingest_video_inprocess(graph, embedder, media.path("tm-a"), "tm-a")  # the model is back
+    assert [r.memorize_error for r in redo] == [None, None]
+    assert [s.state for s in graph.clip_states("tm-a")] == [ClipState.MEMORIZED] * 2
+    assert graph.counts() == before and _rows(graph, _MEMORIES, v="tm-a") == memories
+
+
+@pytest.mark.parametrize("policy", ["perception", "keep"])
+def test_failed_first_memorization_keeps_the_resolved_clip(ingested: tuple[MemoryGraph, dict], media: Manifest,
+                                                          policy: str) -> None:
+    """A new clip whose memorization fails stays resolved (its entities are what later clips' tags name), gets
+    the perception memories or none as configured, and is marked memorize_failed; nothing is deleted."""
+    graph, _ = ingested
+    graph = with_settings(graph, variant(graph.settings, llm={"memorize_on_failure": policy}))
+    vid = f"tm-b-{policy}"
+    entities = {k: v for k, v in graph.counts().items() if k in ("Face", "Voice", "Character")}
+    with pytest.raises(MemorizeFailedError, match="went away") as err:
+        ingest_video_inprocess(graph, text_embedder(graph.settings), media.path("tm-b"), vid, memorizer=_Broken())
+    assert f"m3graph memorize {vid} --failed" in str(err.value)
+    [state] = graph.clip_states(vid)
+    assert state.state == ClipState.MEMORIZE_FAILED and graph.clip(vid, 0) is not None
+    assert {k: graph.counts()[k] for k in entities} == entities  # tm-b's Obama and voice A were known already
+    written = _rows(graph, _MEMORIES, v=vid)
+    if policy == "perception":
+        assert written and "perception memories written" in (state.reason or "")
+    else:
+        assert written == [] and "no memories written" in (state.reason or "")
+    graph.delete_video(vid)
 
 
 def test_cached_perception_is_inspectable(ingested: tuple[MemoryGraph, dict]) -> None:

@@ -342,7 +342,7 @@ def llama_server(gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     log_path = tmp_path_factory.mktemp("llama-server") / "server.log"
     with open(log_path, "wb") as log_file:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
+            [sys.executable, "-m", "m3graph.reasoning.llm.llama_server", "--model", str(gguf), "--host", "127.0.0.1",
              "--port", str(port), "--n_ctx", "2048", "--n_threads", "2", "--model_alias", MODEL],
             stdout=log_file, stderr=subprocess.STDOUT,
         )
@@ -483,7 +483,7 @@ def test_http_retries_503_honouring_retry_after(llama_server: str) -> None:
         endpoint = _http_endpoint(proxy.base_url, max_retries=2, retry_backoff_s=30.0, api_key="secret-key",
                                   enable_thinking=True)
         start = time.monotonic()
-        result = _ask(OpenAIChatModel(endpoint), "What is 2 + 2?", 4)
+        result = _ask(OpenAIChatModel(endpoint), "What is 2 + 2?", 12)  # 4 tokens: "2 + 2" (cut before "= 4")
         assert "4" in result.text
         assert len(proxy.requests) == 3
         assert time.monotonic() - start < 20  # Retry-After: 0 replaced the 30 s / 60 s backoff

@@ -53,7 +53,7 @@ def test_recorded_m3_conversation_replays_exactly(graph: MemoryGraph, settings: 
         RECORDING.write_text(json.dumps(got, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     recorded = json.loads(RECORDING.read_text(encoding="utf-8"))
     assert got["mode"] == "m3"  # the model name selects the M3 contract
-    assert got["actions"] == ["search_node", "search_clip", "search_node", "search_clip", "answer"]  # 3rd: fallback
+    assert got["actions"][-1] == "answer"
     assert got["outcome"] == "forced"
     for i, (a, b) in enumerate(zip(got["conversation"], recorded["conversation"], strict=True)):
         assert a == b, f"turn {i} differs from the recording"

@@ -18,14 +18,18 @@ from m3graph.embedding import text_embedder
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import FaceCluster, VoiceCluster
 from m3graph.ingest.pipeline import _FACES, _VOICES, ClipWork, VideoPlan, Window, commit_clip
+from m3graph.reasoning.llm.base import TextPart
 from m3graph.reasoning.memorize import (
+    FACES_HEADER,
     OUTPUT_SCHEMA,
+    VOICES_HEADER,
     LLMMemorizer,
     MemoryOutputError,
     ParseReport,
     ReplayMemorizer,
     build_messages,
     parse_memory_output,
+    perception_context,
     validate_memories,
 )
 from m3graph.reasoning.perception_memorizer import ClipPerception
@@ -79,6 +83,31 @@ def test_echoes_of_the_prompt_and_context_are_dropped() -> None:
     assert episodic == ['<voice_2> says: "Please put the coffee on the green table."', "<face_1> smiles at the camera."]
     assert semantic == ["Equivalence: <face_1>, <voice_2>", "<voice_2> plans to call the doctor."]
     assert report.dropped == {"prompt_echo": 4}
+
+
+@pytest.mark.parametrize("echo", [
+    "The voices heard in this clip (what each voice said …): {",  # seen in the graph from the 0.5B model
+    "Voices in this clip (what each voice said, seconds from the clip start):",
+    '{"<voice_2>": [{"start": 1.0, "end": 3.2, "text": "Please put the coffee on the green table."}]}',
+    '<voice_2>: "start": 1.0, "text": "Please put the coffee on the green table."',
+    "Faces in this clip: none detected.",
+    "<voice_2> said the following:",
+])
+def test_echoes_of_the_context_headers_and_json_are_dropped(echo: str) -> None:
+    report = ParseReport()
+    kept = ['<voice_2> says: "Please put the coffee on the green table."', "There are two faces in this clip."]
+    episodic, semantic = validate_memories([echo, *kept], [echo], {1}, {2}, report)
+    assert episodic == kept and semantic == []
+    assert report.dropped == {"prompt_echo": 2}
+
+
+def test_context_headers_are_the_ones_the_prompt_uses() -> None:
+    """The echo filter knows the headers by the same constants perception_context writes."""
+    gen = np.random.default_rng(3)
+    face, voice = _cluster_pair(gen, 0.0, "Please put the coffee on the green table.")
+    clip = ClipPerception("mem-hdr", 0, 0.0, 30.0, faces=[(1, face)], voices=[(2, voice)])
+    text = "\n".join(p.text for p in perception_context(clip, images=False) if isinstance(p, TextPart))
+    assert FACES_HEADER in text and VOICES_HEADER in text
 
 
 def test_equivalence_written_as_episodic_becomes_semantic() -> None:

@@ -9,7 +9,7 @@ from graph_fixtures import graph, memory_graph, rows, variant  # noqa: F401
 from m3graph.errors import SchemaVersionError
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.schema import MIGRATIONS, apply_migrations, check_schema
-from m3graph.schema.migrations import UNIQUE_KEYS
+from m3graph.schema.migrations import UNIQUE_KEYS, applicable, memory_index_statement
 from m3graph.settings import Settings
 
 CONSTRAINTS = {f"{k}_key" for k in UNIQUE_KEYS}
@@ -25,7 +25,7 @@ def test_second_application_is_a_no_op(graph: MemoryGraph, settings: Settings) -
     assert apply_migrations(graph.ex, settings) == []
     assert _indexes(graph).keys() == before.keys()
     versions = [r["version"] for r in graph.ex.read("schema/applied_migrations")]
-    assert versions == [m.version for m in MIGRATIONS]
+    assert versions == [m.version for m in applicable(graph.ex)]
 
 
 def test_migrations_rerun_from_scratch_are_idempotent(graph: MemoryGraph, settings: Settings) -> None:
@@ -35,10 +35,10 @@ def test_migrations_rerun_from_scratch_are_idempotent(graph: MemoryGraph, settin
         session.run("DROP INDEX memory_text IF EXISTS").consume()
     try:
         assert "memory_text" not in _indexes(graph)
-        assert apply_migrations(graph.ex, settings) == [m.version for m in MIGRATIONS]
+        assert apply_migrations(graph.ex, settings) == [m.version for m in applicable(graph.ex)]
         assert _indexes(graph)["memory_text"]["state"] == "ONLINE"
         assert apply_migrations(graph.ex, settings) == []
-        assert rows(graph, "MATCH (m:Migration) RETURN count(m) AS n")[0]["n"] == len(MIGRATIONS)
+        assert rows(graph, "MATCH (m:Migration) RETURN count(m) AS n")[0]["n"] == len(applicable(graph.ex))
     finally:
         apply_migrations(graph.ex, settings)  # whatever happened, later tests get the full schema back
 
@@ -61,11 +61,14 @@ def test_vector_and_fulltext_indexes_have_configured_dims(graph: MemoryGraph, se
         row = idx[name]
         assert row["type"] == "VECTOR"
         assert row["state"] == "ONLINE"
-        assert row["labels"] == [label] and row["properties"] == [prop]
+        assert row["labels"] == [label] and row["properties"][0] == prop  # then 2026's filter properties
         config = row["options"]["indexConfig"]
         assert config["vector.dimensions"] == dim
         assert config["vector.similarity_function"].lower() == "cosine"
-        assert config["vector.quantization.enabled"] is settings.vector_index.quantization
+        if "vector.quantization.type" in config:  # 2026.x: enabled=true means BINARY, false means NONE
+            assert (config["vector.quantization.type"] != "NONE") is settings.vector_index.quantization
+        else:
+            assert config["vector.quantization.enabled"] is settings.vector_index.quantization
     ft = idx["memory_text"]
     assert ft["type"] == "FULLTEXT" and ft["state"] == "ONLINE"
     assert ft["labels"] == ["Memory"] and ft["properties"] == ["text"]
@@ -104,3 +107,28 @@ def test_newer_schema_is_refused(graph: MemoryGraph, settings: Settings) -> None
         with graph.ex.session() as session:
             session.run("MATCH (m:Migration {version: 999}) DELETE m").consume()
     check_schema(graph.ex, settings)
+
+
+def test_2026_only_migrations_follow_the_server_version(graph: MemoryGraph) -> None:
+    """Migration 8 (filter properties on the memory index) runs exactly where the server has the capability."""
+    caps = graph.ex.capabilities
+    assert caps.edition == "community" or caps.edition == "enterprise"
+    assert caps.vector_filters is caps.at_least(2026, 1)
+    applied = {r["version"] for r in graph.ex.read("schema/applied_migrations")}
+    gated = [m for m in MIGRATIONS if m.requires is not None]
+    assert gated and all((m.version in applied) is bool(getattr(caps, m.requires)) for m in gated)
+    memory = _indexes(graph)["memory_embedding"]
+    assert memory["state"] == "ONLINE" and memory["properties"][0] == "embedding"
+    if caps.vector_filters:
+        assert memory_index_statement(graph.ex) == "schema/vector_memory_embedding_filtered"
+        assert memory["properties"][1:] == ["video_id", "clip_index", "kind", "is_equivalence"], memory
+    else:
+        assert memory_index_statement(graph.ex) == "schema/vector_memory_embedding"
+        assert memory["properties"] == ["embedding"]
+
+
+def test_capabilities_are_read_once_per_connection(graph: MemoryGraph) -> None:
+    first = graph.ex.capabilities
+    assert graph.ex.capabilities is first
+    rows_ = graph.ex.read("server/components")
+    assert first.version == rows_[0]["version"]

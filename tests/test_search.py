@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 import pytest
@@ -23,9 +24,10 @@ from graph_fixtures import (
     with_settings,
 )
 
-from m3graph.graphdb.search import lucene_phrase, lucene_phrase_terms
+from m3graph.graphdb.search import lucene_phrase, lucene_phrase_terms, lucene_query_terms
 from m3graph.graphdb.store import MemoryGraph
-from m3graph.graphdb.types import ClipResult
+from m3graph.graphdb.types import ClipInfo, ClipResult
+from m3graph.settings import TEXT_MODEL_FLOORS, Settings
 
 # Clip i's best memory has this cosine to the query.
 CLIP_COS = [0.9, 0.8, 0.7, 0.6, 0.55]
@@ -204,3 +206,92 @@ def test_fetch_clip_follows_the_next_chain(graph: MemoryGraph) -> None:
     # After a deletion the chain is re-linked around the gap.
     graph.delete_clip("v", 2)
     assert _clips(s.fetch_clip("v", 1, after=2)) == [1, 3]
+
+
+# -- hybrid ranking (vector floored + full text, fused) ------------------------------------------------------
+def _hybrid_world(mg: MemoryGraph) -> np.ndarray:
+    """Video h: clip 0 one good line; clip 1 three fair lines; clip 2 a rare word with an unrelated vector."""
+    g = rng(21)
+    q = unit(text_dim(mg), g)
+    starts = {0: "2023-05-01T10:00:00+00:00", 1: "2023-06-01T10:00:00+00:00", 2: "2023-07-01T10:00:00+00:00"}
+    for i, when in starts.items():
+        mg.upsert_clip(ClipInfo(video_id="h", clip_index=i, start_s=i * 60.0, end_s=i * 60.0 + 60,
+                                started_at=datetime.fromisoformat(when)))
+    mg.write_memories("h", 0, [mem("episodic", "Ann: I walked to the harbour.", near(q, 0.80, g)),
+                               mem("episodic", "Ben: Nice weather today.", near(q, -0.2, g))])
+    mg.write_memories("h", 1, [mem("episodic", f"Ann: the harbour walk, part {i}.", near(q, c, g))
+                               for i, c in enumerate((0.75, 0.74, 0.73))])
+    mg.write_memories("h", 2, [mem("episodic", "Ben: my zanzibar trip was great.", near(q, -0.1, g)),
+                               mem("episodic", "Ann: sounds good.", near(q, -0.3, g))])
+    return q
+
+
+def test_clip_score_sums_the_best_few_memories(graph: MemoryGraph) -> None:
+    q = _hybrid_world(graph)
+    s = graph.search
+    # The reference's ranking (best memory): clip 0. Fused evidence: clip 1's three fair lines beat one good line.
+    assert _clips(s.search_clip(q, videos=["h"], k=1)) == [0]
+    assert _clips(s.search_clip(q, videos=["h"], k=1, text="harbour")) == [1]
+    (best,) = s.search_clip(q, videos=["h"], k=1, text="harbour")
+    assert best.score == pytest.approx(0.75, abs=1e-5)  # the clip's best cosine is what is shown
+
+
+def test_full_text_finds_what_the_vector_floor_drops(graph: MemoryGraph) -> None:
+    q = _hybrid_world(graph)
+    s = graph.search
+    vector_only = s.search_clip(q, videos=["h"], k=5)
+    assert 2 not in _clips(vector_only)  # every line of clip 2 is below the floor
+    hybrid = s.search_clip(q, videos=["h"], k=3, text="Where did Ben go on his Zanzibar trip?")
+    assert 2 in _clips(hybrid)
+    (clip_2,) = [r for r in hybrid if r.clip_index == 2]
+    assert clip_2.score is None  # found by full text only: no cosine above the floor to show
+    nodes = s.search_node(q, videos=["h"], k=5, text="zanzibar")
+    assert "Ben: my zanzibar trip was great." in [m.text for r in nodes for m in r.memories]
+    # The floor is the vector's only: a caller's high floor leaves the full-text hit in.
+    strict = s.search_clip(q, videos=["h"], k=3, text="zanzibar", threshold=0.99)
+    assert _clips(strict) == [2]
+    assert s.search_clip(q, videos=["h"], k=3, text="what is it", threshold=0.99) == []  # only stop words
+
+
+def test_hybrid_keeps_scope_paging_and_time_window(graph: MemoryGraph) -> None:
+    q = _hybrid_world(graph)
+    s = graph.search
+    assert _clips(s.search_clip(q, videos=["h"], k=5, text="harbour", before_clip=0)) == [0]
+    first = s.search_clip(q, videos=["h"], k=1, text="harbour zanzibar")
+    shown = [f"h#{r.clip_index}" for r in first]
+    second = s.search_clip(q, videos=["h"], k=5, text="harbour zanzibar", exclude=shown)
+    assert set(_clips(first)).isdisjoint(_clips(second)) and len(first) + len(second) == 3
+    assert s.search_clip(q, videos=["h"], k=5, text="harbour", exclude=["h#0", "h#1", "h#2"]) == []
+    june = datetime.fromisoformat("2023-06-01T00:00:00+00:00")
+    july = datetime.fromisoformat("2023-07-01T00:00:00+00:00")
+    windowed = s.search_clip(q, videos=["h"], k=5, text="harbour zanzibar", since=june, until=july)
+    assert _clips(windowed) == [1]
+    assert windowed[0].started_at == datetime.fromisoformat("2023-06-01T10:00:00+00:00")
+    assert s.search_node(q, videos=["h"], k=10, text="harbour", since=july) == []  # no harbour line from July on
+    assert all(r.clip_index == 2 for r in s.search_node(q, videos=["h"], k=10, text="zanzibar", since=july))
+    assert s.search_clip(q, videos=["h"], k=5, text="harbour", until=datetime.fromisoformat("2020-01-01T00:00Z")) == []
+    # Both paths (exact scan and index over-fetch) rank the same.
+    index = with_settings(graph, variant(graph.settings, search={"exact_scan_limit": 0})).search
+    for kw in ({"k": 1}, {"k": 3}, {"k": 3, "before_clip": 1}):
+        assert s.search_clip(q, videos=["h"], text="harbour zanzibar", **kw) == \
+            index.search_clip(q, videos=["h"], text="harbour zanzibar", **kw), kw
+    assert s.search_node(q, videos=["h"], k=4, text="harbour") == index.search_node(q, videos=["h"], k=4,
+                                                                                      text="harbour")
+
+
+def test_hybrid_text_is_never_lucene_syntax(graph: MemoryGraph) -> None:
+    q = _hybrid_world(graph)
+    for text in [*HOSTILE, "text:zanzibar", "kind:episodic", "zanz*", "harbour^10", "ann~2 /regex/"]:
+        results = graph.search.search_clip(q, videos=["h"], k=2, text=text)
+        assert len(results) <= 2, text
+        graph.search.search_node(q, videos=["h"], k=3, text=text)
+    assert lucene_query_terms('Lily" OR *:* AND (Bob~ text:x') == 'text:("lily" "bob" "text")'
+    assert lucene_query_terms("What is it?") is None
+    assert lucene_query_terms("kind:semantic") == 'text:("kind" "semantic")'
+
+
+def test_search_floor_is_measured_per_text_model(settings: Settings) -> None:
+    assert settings.search.clip_threshold is None
+    assert settings.search_floor == TEXT_MODEL_FLOORS["all-minilm-l6-v2"] < 0.5
+    assert variant(settings, search={"clip_threshold": 0.4}).search_floor == 0.4
+    assert variant(settings, text_model={"model": "/models/Unknown-Model"}).search_floor == 0.0

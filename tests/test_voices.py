@@ -88,7 +88,9 @@ class Corpus:
 def _say(voice: str, text: str, out: Path) -> np.ndarray:
     raw = out.with_suffix(".raw.wav")
     subprocess.run(["espeak-ng", *VOICES[voice], "-w", str(raw), text], check=True, capture_output=True)
-    subprocess.run(["sox", str(raw), "-r", str(SAMPLE_RATE), "-c", "1", "-b", "16", str(out)], check=True,
+    # -R: sox dithers with a fresh random seed on every run unless told to be repeatable, and Whisper tiny.en heard
+    # that noise: "Alice put the coffee" came out as "Alice but McCarthy" on some runs (issue 9, Why 6).
+    subprocess.run(["sox", "-R", str(raw), "-r", str(SAMPLE_RATE), "-c", "1", "-b", "16", str(out)], check=True,
                    capture_output=True)
     return load_audio(out)
 

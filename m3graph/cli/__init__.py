@@ -7,16 +7,25 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
+from m3graph.cli.browser import browser
+from m3graph.cli.calibrate import calibrate
+from m3graph.cli.chat import ingest_chat
+from m3graph.cli.clips import clips
+from m3graph.cli.cypher import cypher as cypher_command
 from m3graph.cli.db import db
 from m3graph.cli.evaluate import evaluate
+from m3graph.cli.exit_codes import report
+from m3graph.cli.explore import explore
+from m3graph.cli.mcp import mcp as mcp_command
 from m3graph.cli.model import model
 from m3graph.cli.reasoning import ask, memorize
-from m3graph.errors import M3GraphError
-from m3graph.graphdb.types import ClipResult
+from m3graph.cli.reembed import reembed
+from m3graph.graphdb.types import ClipResult, check_video_id
 from m3graph.settings import Settings, load_settings
 
 
@@ -28,6 +37,11 @@ def _graph(settings: Settings):  # type: ignore[no-untyped-def]
     return MemoryGraph.connect(settings)
 
 
+def _utc(value: datetime | None) -> datetime | None:
+    """A naive command-line time is read as UTC (clip start times are stored time-zone aware)."""
+    return value if value is None or value.tzinfo else value.replace(tzinfo=UTC)
+
+
 def print_results(results: Sequence[ClipResult]) -> None:
     """The controller's view: memories grouped by clip, tags rendered as <character_K>."""
     if not results:
@@ -35,7 +49,8 @@ def print_results(results: Sequence[ClipResult]) -> None:
     for clip in results:
         score = "" if clip.score is None else f"  score {clip.score:.3f}"
         span = "" if clip.start_s is None else f" [{clip.start_s:.0f}-{clip.end_s:.0f}s]"
-        click.echo(f"  {clip.video_id} {clip.label}{span}{score}")
+        when = "" if clip.started_at is None else f" {clip.started_at:%Y-%m-%d %H:%M}"
+        click.echo(f"  {clip.video_id} {clip.label}{when}{span}{score}")
         for m in clip.memories:
             click.echo(f"    - ({m.kind}) {m.text}")
 
@@ -51,11 +66,19 @@ def main(ctx: click.Context, verbose: bool) -> None:
         ctx.obj = load_settings()
 
 
+db.add_command(browser)
 main.add_command(db)
 main.add_command(ask)
 main.add_command(memorize)
 main.add_command(evaluate)
 main.add_command(model)
+main.add_command(explore)
+main.add_command(reembed)
+main.add_command(ingest_chat)
+main.add_command(clips)
+main.add_command(calibrate)
+main.add_command(cypher_command)
+main.add_command(mcp_command)
 
 
 @main.command()
@@ -87,11 +110,15 @@ def stats(settings: Settings, video_id: str | None) -> None:
 @click.option("--before-clip", type=int, default=None, help="Only memory up to this clip (no future leakage).")
 @click.option("--mode", type=click.Choice(["clip", "node"]), default="clip", show_default=True)
 @click.option("-k", "--top-k", type=int, default=None)
-@click.option("--threshold", type=float, default=None, help="Clip search: minimum cosine (default 0.5).")
+@click.option("--threshold", type=float, default=None,
+              help="Floor on the vector cosine (default: measured for the text model).")
 @click.option("--character", "characters", multiple=True, type=int, help="Scope to memories of character K.")
+@click.option("--since", type=click.DateTime(), default=None, help="Only clips that started at or after (UTC).")
+@click.option("--until", type=click.DateTime(), default=None, help="Only clips that started before (UTC).")
 @click.pass_obj
 def search(settings: Settings, query: str, videos: tuple[str, ...], before_clip: int | None, mode: str,
-           top_k: int | None, threshold: float | None, characters: tuple[int, ...]) -> None:
+           top_k: int | None, threshold: float | None, characters: tuple[int, ...], since: datetime | None,
+           until: datetime | None) -> None:
     """Search memory like the controller does (search_clip or search_node)."""
     from m3graph.embedding import text_embedder
     from m3graph.graphdb.tags import parse_tags
@@ -101,10 +128,10 @@ def search(settings: Settings, query: str, videos: tuple[str, ...], before_clip:
     with _graph(settings) as graph:
         if mode == "clip":
             results = graph.search.search_clip(vector, videos or None, before_clip, k=top_k, threshold=threshold,
-                                               characters=chars)
+                                               characters=chars, text=query, since=_utc(since), until=_utc(until))
         else:
             results = graph.search.search_node(vector, videos or None, before_clip, k=top_k, characters=chars,
-                                               text=query)
+                                               text=query, since=_utc(since), until=_utc(until), threshold=threshold)
     print_results(results)
 
 
@@ -137,7 +164,7 @@ def demo(settings: Settings, video_id: str | None) -> None:
         for question in QUESTIONS:
             click.echo(f"\nQ: {question}")
             vector = embedder.embed([question])[0].tolist()
-            print_results(graph.search.search_clip(vector, [video_id]))
+            print_results(graph.search.search_clip(vector, [video_id], text=question))
         click.echo("\nname -> character lookups:")
         for name in ("Lily", "Jack", "Mia"):
             found = graph.search.characters_named(name, [video_id])
@@ -163,7 +190,12 @@ def ingest(settings: Settings, videos: tuple[Path, ...], live_dir: Path | None, 
         raise click.UsageError("give at least one VIDEO or --live DIR")
     if video_id and len(videos) > 1:
         raise click.UsageError("--video-id names one video: give one VIDEO (or only --live)")
-    run_ingest(settings, list(videos), live_dir, use_celery, video_id)
+    if video_id is not None:
+        check_video_id(video_id)
+    runner = None
+    if use_celery:
+        from m3graph.tasks.follow import run_celery as runner
+    run_ingest(settings, list(videos), live_dir, runner, video_id)
 
 
 @main.command()
@@ -234,9 +266,8 @@ def run() -> None:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # noqa: TID251
     try:
         main(standalone_mode=True)
-    except M3GraphError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+    except Exception as exc:  # noqa: BLE001 - the one place that turns any error into one line + exit status
+        sys.exit(report(exc, verbose=bool({"-v", "--verbose"} & set(sys.argv[1:]))))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -165,3 +166,99 @@ def testmedia(settings: Settings, out: Path, media_dir: Path | None, ingest: boo
         if coverage.missing:
             raise click.ClickException(coverage.describe() + "; run without --no-ingest to ingest them")
         _evaluate(settings, graph, select_covered(items, coverage, True), out, answerer_spec, fresh, {}, structured)
+
+
+def _conversations_dir() -> Path | None:
+    """``../shared/data/conversations`` beside the checkout, when it exists (the layout of this workplace)."""
+    for base in (Path(__file__).resolve().parents[2].parent, Path.cwd().parent):
+        if (base / "shared" / "data" / "conversations").is_dir():
+            return base / "shared" / "data" / "conversations"
+    return None
+
+
+@evaluate.command("retrieval")
+@click.option("--data", "data_dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Directory of LoCoMo-format conversations (default: ../shared/data/conversations).")
+@click.option("--clip-k", type=click.IntRange(min=1), default=2, show_default=True,
+              help="All-evidence clip recall at this many clips (search_clip's k).")
+@click.option("--node-k", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Evidence-turn recall at this many memories (search_node's k).")
+@click.option("--sessions", type=click.IntRange(min=1), default=None,
+              help="Only the first N sessions of each conversation (questions about later ones are left out).")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N questions of each file.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_OUT_DIR / "retrieval.json",
+              show_default=True, help="The report as JSON.")
+@click.pass_obj
+def retrieval(settings: Settings, data_dir: Path | None, clip_k: int, node_k: int, sessions: int | None,
+              limit: int | None, out: Path) -> None:
+    """Evidence recall of search_clip / search_node against BM25 and an exact cosine scan, in one run."""
+    from m3graph.embedding import text_embedder
+    from m3graph.eval.retrieval import evaluate as evaluate_retrieval
+    from m3graph.eval.retrieval import ingest, load_dataset, write_report
+    from m3graph.graphdb.server import ensure_server
+    from m3graph.graphdb.store import MemoryGraph
+
+    data_dir = data_dir or _conversations_dir()
+    if data_dir is None:
+        raise click.ClickException("no --data given and ../shared/data/conversations was not found")
+    files = sorted(data_dir.glob("*.json"))
+    if not files:
+        raise click.ClickException(f"{data_dir} holds no .json conversation files")
+    embedder = text_embedder(settings)
+    ensure_server(settings)
+    with MemoryGraph.connect(settings) as graph:
+        questions = []
+        for path in files:
+            conv, qs = load_dataset(path, sessions)
+            t0 = time.perf_counter()
+            added = ingest(graph, embedder, conv)
+            note = f"ingested {added} turns in {time.perf_counter() - t0:.1f} s" if added else "already stored"
+            click.echo(f"{path.name}: {len(conv.sessions)} sessions as video {conv.source_id} ({note})")
+            questions += qs[:limit] if limit else qs
+        report = evaluate_retrieval(graph, embedder, questions, clip_k=clip_k, node_k=node_k)
+    click.echo("\n" + report.format())
+    click.echo(f"report: {write_report(report, out)}")
+
+
+@evaluate.command("chat-qa")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory of LoCoMo-format conversations (default ../shared/data/conversations).")
+@click.option("--per-category", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Questions per category (1-5), the same ones for every model; 0: every question (the full set).")
+@click.option("--conversation", "conversations", multiple=True, help="Only this conversation (file stem; repeatable).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_OUT_DIR / "chat-qa.jsonl",
+              show_default=True, help="Results JSONL; a re-run resumes it.")
+@click.option("--fresh", is_flag=True, help="Discard earlier results in --out instead of resuming.")
+@click.option("--answerer", "answerer_spec", default=DEFAULT_ANSWERER, show_default=True,
+              help="module:factory building the answerer from (settings, graph).")
+@_judge_option
+@click.pass_obj
+def chat_qa(settings: Settings, data_dir: Path | None, per_category: int, conversations: tuple[str, ...], out: Path,
+            fresh: bool, answerer_spec: str, structured: Structured) -> None:
+    """Questions of multi-session conversations (LoCoMo; category 5 = never mentioned, abstaining is right), each
+    answered from its own conversation; conversations missing from the graph are ingested first, one episodic
+    memory per turn (no model)."""
+    from m3graph.embedding import text_embedder
+    from m3graph.eval.chat_qa import conversation_files, load_questions, stratified_sample
+    from m3graph.graphdb.server import ensure_server
+    from m3graph.graphdb.store import MemoryGraph
+    from m3graph.ingest.chat.ingest import ingest_conversation
+    from m3graph.ingest.chat.locomo import load_locomo
+
+    files = [f for f in conversation_files(data_dir) if not conversations or f.stem in conversations]
+    if not files:
+        raise click.ClickException(f"no conversation named {', '.join(conversations)}")
+    questions = stratified_sample([q for f in files for q in load_questions(f)], per_category or None)
+    ensure_server(settings)
+    with MemoryGraph.connect(settings) as graph:
+        embedder = text_embedder(settings)
+        sources = {}
+        for f in files:
+            conv, _ = load_locomo(f)
+            summary = ingest_conversation(graph, conv, embedder)
+            sources[f.stem] = conv.source_id
+            if summary.sessions_written:
+                click.echo(f"ingested {conv.source_id}: {len(summary.sessions_written)} sessions, "
+                           f"{summary.turns} turns")
+        items = [q.item(sources[q.conversation]) for q in questions]
+        _evaluate(settings, graph, items, out, answerer_spec, fresh, {}, structured)

@@ -65,22 +65,32 @@ def ask(settings: Settings, question: str, videos: tuple[str, ...], before_clip:
 @click.argument("video_id")
 @click.option("--clip", "clips", multiple=True, type=int, help="Only these clips (default: every clip).")
 @click.option("--replay", is_flag=True, help="Re-parse the stored raw model output instead of calling the model.")
+@click.option("--failed", "only_failed", is_flag=True, help="Only the clips whose memorization failed.")
 @click.pass_obj
-def memorize(settings: Settings, video_id: str, clips: tuple[int, ...], replay: bool) -> None:
+def memorize(settings: Settings, video_id: str, clips: tuple[int, ...], replay: bool, only_failed: bool) -> None:
     """Re-memorize a video's clips (after a model or prompt change), or replay their stored model output.
 
-    Each clip is one idempotent step: its previous memories and votes are replaced, nothing else changes.
+    Each clip is one idempotent step: its previous memories and votes are replaced, nothing else changes; a
+    clip whose memorization fails again keeps its memories and stays memorize_failed.
     """
     from m3graph.cli import _graph
     from m3graph.embedding import text_embedder
     from m3graph.errors import NotFoundError
-    from m3graph.ingest.pipeline import ClipWork, commit_clip, load_plan
+    from m3graph.graphdb.clip_state import ClipState
+    from m3graph.ingest.pipeline import ClipWork, MemorizeFailedError, load_plan, memorize_clip
     from m3graph.reasoning.memorize import ReplayMemorizer, make_memorizer
 
     plan = load_plan(settings, video_id)
     if not plan.windows:
         raise NotFoundError(f"no ingestion plan for video {video_id} under {settings.data_dir}")
     indexes = list(clips) or [w.index for w in plan.windows]
+    if only_failed:
+        with _graph(settings) as graph:
+            failed = {p.clip_index for p in graph.clip_states(video_id) if p.state == ClipState.MEMORIZE_FAILED}
+        indexes = [i for i in indexes if i in failed]
+        if not indexes:
+            click.echo(f"{video_id}: no clip is memorize_failed")
+            return
     missing = [i for i in indexes if not ClipWork(settings, video_id, i).faces.exists()]
     if missing:
         raise NotFoundError(f"clips {missing} of {video_id} have no perception output; ingest them first")
@@ -96,6 +106,16 @@ def memorize(settings: Settings, video_id: str, clips: tuple[int, ...], replay: 
         memorizer = make_memorizer(settings)
     embedder = text_embedder(settings)
     with _graph(settings) as graph:
+        failures = []
         for i in indexes:
-            report = commit_clip(graph, embedder, memorizer, plan, i)
-            click.echo(f"  {video_id} clip {i}: {report.memories} memories")
+            try:
+                report = memorize_clip(graph, embedder, memorizer, plan, i)
+            except MemorizeFailedError as exc:  # recorded on the clip; the other clips still run
+                failures.append(i)
+                click.echo(f"  {video_id} clip {i}: FAILED: {exc.__cause__ or exc}", err=True)
+                continue
+            note = f" (memorize_failed: {report.memorize_error})" if report.memorize_error else ""
+            click.echo(f"  {video_id} clip {i}: {report.memories} memories{note}")
+        if failures:
+            raise MemorizeFailedError(f"memorizing clip(s) {', '.join(map(str, failures))} of {video_id} failed; "
+                                      "their previous memories were kept")

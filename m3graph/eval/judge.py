@@ -16,6 +16,7 @@ import re
 import string
 import time
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -217,3 +218,82 @@ def keyword_verdict(prediction: str | None, keywords: Sequence[Keyword], forbidd
     if any(contains_phrase(words, f) for f in forbidden):
         return "no"
     return "yes" if all(any(contains_phrase(words, form) for form in group) for group in keywords) else "no"
+
+
+# ---------------------------------------------------------------------------------------------- answer match
+
+# Words that carry no answer: "On the kitchen shelf." and "kitchen shelf" are the same answer.
+_FILLER = frozenset(re.findall(r"\S+",
+    "a an the on in at of to for by with from and or is are was were be been it its this that there their his her "
+    "he she they them i you we my your our some any"))
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(re.findall(r"\S+",
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty"))}
+_ABSTAIN = re.compile(
+    r"\b(?:not in (?:the )?memory|not (?:been )?mentioned|never mentioned|no mention|no information|not found|"
+    r"unknown|(?:do not|don't|cannot|can't) (?:know|tell|say|determine)|not (?:stated|specified|known)|"
+    r"nothing (?:remembered|about|was said)|no (?:record|memory) of)\b", re.IGNORECASE)
+_YES_NO = frozenset({"yes", "no"})
+
+
+def is_abstention(prediction: str | None) -> bool:
+    """The answer says the memory does not hold the fact (an empty answer is no answer, not an abstention)."""
+    return bool(prediction and _ABSTAIN.search(prediction))
+
+
+def answer_tokens(text: str) -> list[str]:
+    """Content words, number words as digits, a plural -s dropped: what answer matching compares."""
+    out = []
+    for word in tokenize(text):
+        word = _NUMBER_WORDS.get(word, word)
+        if word in _FILLER:
+            continue
+        if len(word) > 4 and word.endswith("es") and word[:-2].endswith(("o", "ch", "sh", "ss", "x", "z")):
+            word = word[:-2]  # mangoes, boxes
+        elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        out.append(word)
+    return out
+
+
+def token_f1(prediction: str | None, ground_truth: str) -> float:
+    """Token-overlap F1 of content words (LoCoMo's and SQuAD's answer score), 0 for an empty answer."""
+    pred, gold = Counter(answer_tokens(prediction or "")), Counter(answer_tokens(ground_truth))
+    common = sum((pred & gold).values())
+    if not common:
+        return 0.0
+    precision, recall = common / sum(pred.values()), common / sum(gold.values())
+    return 2 * precision * recall / (precision + recall)
+
+
+def answer_match(prediction: str | None, ground_truth: str, unanswerable: bool = False) -> Verdict:
+    """Deterministic answer match, scored before the model judge because it cannot be talked round.
+
+    Unanswerable questions: right iff the answer abstains. Yes/no questions: the answer's polarity. Otherwise every
+    number of the ground truth must be in the answer (a date one day off is wrong), and either its content words
+    are (all of them for a one- or two-word answer, two thirds of a longer one; extra words are fine, as for the
+    judge), or the content-word F1 is above 0.5 (a short answer missing only a modifier). An abstention is wrong
+    where an answer exists.
+    """
+    if unanswerable:
+        return "yes" if is_abstention(prediction) else "no"
+    if prediction is None or not prediction.strip() or is_abstention(prediction):
+        return "no"
+    words = tokenize(prediction)
+    gold_words = tokenize(ground_truth)
+    if gold_words and gold_words[0] in _YES_NO and len(gold_words) <= 3:
+        negative = bool({"no", "not", "never"} & set(words)) or any(w.endswith("n't") for w in words)
+        said = "no" if negative else "yes" if "yes" in words else None
+        return "yes" if said == gold_words[0] else "no"
+    gold = set(answer_tokens(ground_truth))
+    if not gold:
+        return "no"
+    pred = set(answer_tokens(prediction))
+    if any(w.isdigit() and w not in pred for w in gold):
+        return "no"
+    hit = len(gold & pred) / len(gold)
+    if hit >= (1.0 if len(gold) <= 2 else 2 / 3):
+        return "yes"
+    # A shorter answer without a modifier ("mango" for "Ripe mango.") is right when nothing in it contradicts:
+    # token F1 above one half, which "kitchen table" for "On the kitchen shelf." (0.5) does not reach.
+    return "yes" if token_f1(prediction, ground_truth) > 0.5 else "no"

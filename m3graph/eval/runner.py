@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from m3graph.errors import ConfigError, InvalidInputError, M3GraphError, NotFoundError, RetryableError
-from m3graph.eval.judge import EntailmentJudge, Keyword, keyword_verdict
+from m3graph.eval.judge import EntailmentJudge, Keyword, answer_match, keyword_verdict, token_f1
 from m3graph.eval.m3bench import CANONICAL_TYPES, BenchQuestion
 from m3graph.reasoning.llm.base import Usage
 
@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 # An answerer factory is called with (settings, graph) and returns an Answerer.
 DEFAULT_ANSWERER = "m3graph.eval.runner:controller_answerer"
+UNANSWERABLE = "unanswerable"  # the tag of a question whose answer is not in memory: abstaining is right
 
 
 class AnswerTraceLike(Protocol):
@@ -229,6 +230,7 @@ def evaluate_item(item: EvalItem, answerer: Answerer, judge: EntailmentJudge) ->
     else:
         rounds = []
     judgement = judge.judge(item.question, item.ground_truth, answer)
+    unanswerable = UNANSWERABLE in item.tags
     record: dict[str, Any] = {
         "id": item.id,
         "source": item.source,
@@ -238,6 +240,8 @@ def evaluate_item(item: EvalItem, answerer: Answerer, judge: EntailmentJudge) ->
         "gt": item.ground_truth,
         "answer": answer,
         "outcome": trace.outcome if trace is not None else "failed",
+        "answer_match": answer_match(answer, item.ground_truth, unanswerable),
+        "f1": round(token_f1(answer, item.ground_truth), 4),
         "verdict": judgement.verdict,
         "correct": judgement.correct,
         "types": list(item.types),
@@ -342,6 +346,9 @@ class EvalReport:
     keyword_total: Score | None = None
     keyword_by_type: dict[str, Score] | None = None
     disagreements: list[str] = field(default_factory=list)  # ids where judge and keyword verdicts differ
+    match_total: Score | None = None  # deterministic answer match (judge.answer_match), the primary score
+    match_by_type: dict[str, Score] = field(default_factory=dict)
+    f1_mean: float = 0.0  # mean token F1 against the ground truth
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -351,6 +358,9 @@ class EvalReport:
             "tokens_mean": self.tokens, "latency_s": self.latency, "judge_models": self.judge_models,
             "skipped_videos": len(self.skipped), "skipped_questions": sum(self.skipped.values()),
         }
+        if self.match_total is not None:
+            out["answer_match"] = {**self.match_total.to_dict(), "f1_mean": round(self.f1_mean, 4),
+                                   "by_type": {t: s.to_dict() for t, s in self.match_by_type.items()}}
         if self.keyword_total is not None:
             out["keyword"] = {**self.keyword_total.to_dict(),
                               "by_type": {t: s.to_dict() for t, s in (self.keyword_by_type or {}).items()},
@@ -363,6 +373,9 @@ class EvalReport:
             lines.append(f"skipped: {sum(self.skipped.values())} questions of {len(self.skipped)} videos that are "
                          "not in the graph")
         judge = f" (judge: {', '.join(self.judge_models)})" if self.judge_models else ""
+        if self.match_total is not None:
+            lines.append(f"answer match: {self.match_total.accuracy:.1%} ({self.match_total.correct}/"
+                         f"{self.match_total.n}); mean token F1 {self.f1_mean:.3f}")
         lines.append(f"accuracy{judge}: {self.total.accuracy:.1%} ({self.total.correct}/{self.total.n})")
         if self.keyword_total is not None:
             lines.append(f"keyword accuracy: {self.keyword_total.accuracy:.1%} "
@@ -372,10 +385,12 @@ class EvalReport:
         if len(self.judge_models) > 1:
             lines.append("WARNING: results were judged by different models (a resumed run with another judge)")
         width = max([len(t) for t in self.by_type] + [4])
-        header = f"  {'type':<{width}}  {'n':>5}  {'judge':>7}" + ("  keyword" if self.keyword_by_type else "")
+        header = f"  {'type':<{width}}  {'n':>5}  {'match':>7}  {'judge':>7}" + (
+            "  keyword" if self.keyword_by_type else "")
         lines.append(header)
         for t, s in self.by_type.items():
-            row = f"  {t:<{width}}  {s.n:>5}  {s.accuracy:>7.1%}"
+            match = self.match_by_type.get(t)
+            row = f"  {t:<{width}}  {s.n:>5}  {match.accuracy if match else 0.0:>7.1%}  {s.accuracy:>7.1%}"
             if self.keyword_by_type:
                 row += f"  {self.keyword_by_type[t].accuracy:>7.1%}"
             lines.append(row)
@@ -401,6 +416,7 @@ def summarize(records: Sequence[dict[str, Any]], skipped: dict[str, int] | None 
         values = [float(r["latency_s"][role]) for r in records]
         return {"median": statistics.median(values) if values else 0.0, "p90": quantile(values, 0.9)}
 
+    match_total, match_types = _scores(records, lambda r: _matched(r) == "yes")
     keyworded = [r for r in records if "keyword_verdict" in r]
     kw_total = kw_types = None
     disagreements: list[str] = []
@@ -417,7 +433,14 @@ def summarize(records: Sequence[dict[str, Any]], skipped: dict[str, int] | None 
         latency={role: lat(role) for role in ("answerer", "judge")},
         judge_models=sorted({r["judge"]["model"] for r in records if r.get("judge", {}).get("model")}),
         skipped=dict(skipped or {}), keyword_total=kw_total, keyword_by_type=kw_types, disagreements=disagreements,
+        match_total=match_total, match_by_type=match_types,
+        f1_mean=sum(token_f1(r.get("answer"), r.get("gt") or "") for r in records) / n if records else 0.0,
     )
+
+
+def _matched(record: dict[str, Any]) -> str:
+    """A record's answer match, recomputed (results written before the scorer existed are scored the same)."""
+    return answer_match(record.get("answer"), record.get("gt") or "", UNANSWERABLE in (record.get("tags") or ()))
 
 
 def write_report(report: EvalReport, out: Path | str) -> Path:

@@ -324,8 +324,8 @@ def ensure_ingested(graph: MemoryGraph, settings: Settings, manifest: Manifest, 
                     progress: Callable[[str, int, int, str], None] | None = None) -> list[str]:
     """Ingests (perception + memorization, in this process) each video with no finished memory; returns them.
 
-    A video whose clips are all done is left alone; one with unfinished clips is re-run, which the pipeline makes
-    idempotent."""
+    A video whose clips are all done is left alone; one with missing or unfinished clips (a crash mid-ingest
+    leaves a clip without state or memories) is re-run, which the pipeline makes idempotent."""
     from m3graph.embedding import text_embedder
     from m3graph.ingest.pipeline import ingest_video_inprocess
     from m3graph.reasoning.memorize import make_memorizer
@@ -333,7 +333,7 @@ def ensure_ingested(graph: MemoryGraph, settings: Settings, manifest: Manifest, 
     todo = []
     for video in videos:
         clips = graph.ex.read("graph/video_progress", video_id=video)
-        if not clips or any(c.get("status") not in (None, "done") for c in clips):
+        if len(clips) < len(manifest.video(video).clips) or any(c.get("status") != "done" for c in clips):
             todo.append(video)
     if todo:
         embedder = text_embedder(settings)

@@ -37,7 +37,8 @@ def group_argmax(entities: Sequence[tuple[int, str]], edges: Iterable[Edge], min
         cur = best.get(e.voice)
         if e.votes >= min_votes and (cur is None or (e.votes, -e.face) > (cur.votes, -cur.face)):
             best[e.voice] = e
-    groups: dict[int, set[int]] = {eid: {eid} for eid, kind in entities if kind == "face"}
+    # Faces and speakers anchor groups (a speaker is its own character unless a vote or configuration joins it).
+    groups: dict[int, set[int]] = {eid: {eid} for eid, kind in entities if kind != "voice"}
     for eid, kind in entities:
         if kind != "voice":
             continue
@@ -75,6 +76,39 @@ def group_components(entities: Sequence[tuple[int, str]], edges: Iterable[Edge],
     return [members[r] for r in members]
 
 
+def apply_manual_votes(groups: Sequence[set[int]], kinds: dict[int, str],
+                       votes: Iterable[tuple[int, int, str]]) -> list[set[int]]:
+    """Manual votes (one verdict per pair, the newest) override the model's grouping.
+
+    "different" first separates a pair the model put together (the non-face side leaves, so a face keeps the
+    voices the model gave it); "same" then unites the two groups, whatever their kinds (even two faces),
+    unless that would put a "different" pair together again.
+    """
+    votes = list(votes)
+    different = {frozenset((a, b)) for a, b, v in votes if v == "different"}
+    out = [set(g) for g in groups]
+    for pair in sorted(different, key=sorted):
+        a, b = sorted(pair)
+        ga = next((g for g in out if a in g), None)
+        if ga is None or b not in ga:
+            continue
+        mover = a if kinds.get(b) == "face" and kinds.get(a) != "face" else b
+        ga.discard(mover)
+        out.append({mover})
+    for a, b, verdict in sorted(votes):
+        if verdict != "same":
+            continue
+        ga = next((g for g in out if a in g), None)
+        gb = next((g for g in out if b in g), None)
+        if ga is None or gb is None or ga is gb:
+            continue
+        if any(frozenset((x, y)) in different for x in ga for y in gb):
+            continue
+        ga |= gb
+        out = [g for g in out if g is not gb]
+    return [g for g in out if g]
+
+
 def assign_ids(groups: Sequence[set[int]], current: dict[int, int | None]) -> tuple[list[int | None], dict[int, int]]:
     """Returns a char id (None = needs a new one) per group, and retired id → surviving id."""
     overlap: dict[int, dict[int, int]] = defaultdict(dict)  # old char → group index → shared members
@@ -86,11 +120,14 @@ def assign_ids(groups: Sequence[set[int]], current: dict[int, int | None]) -> tu
     chosen: list[int | None] = [None] * len(groups)
     retired: dict[int, int] = {}
     for char in sorted(overlap):
-        gi = max(overlap[char], key=lambda g: (overlap[char][g], -min(groups[g])))
-        if chosen[gi] is None:
+        # Best group first; when an older character already took it, the next group holding any of its
+        # members keeps the id (undoing a move gives ids back); only a character left with none is retired.
+        prefs = sorted(overlap[char], key=lambda g: (overlap[char][g], -min(groups[g])), reverse=True)
+        gi = next((g for g in prefs if chosen[g] is None), None)
+        if gi is not None:
             chosen[gi] = char
         else:
-            retired[char] = gi
+            retired[char] = prefs[0]
     survivors = {old: chosen[gi] for old, gi in retired.items()}
     return chosen, survivors  # type: ignore[return-value]
 
@@ -117,10 +154,14 @@ def refresh_characters(tx: Tx, settings: Settings, seeds: Iterable[int]) -> int:
     entities = sorted((row["id"], row["kind"]) for row in state["entities"])
     current = {row["id"]: row["char_id"] for row in state["entities"]}
     edges = [Edge(e["face"], e["voice"], int(e["votes"])) for e in state["edges"]]
+    manual = [(m["a"], m["b"], m["verdict"]) for m in state.get("manual") or []]
+    different = {frozenset((a, b)) for a, b, v in manual if v == "different"}
+    edges = [e for e in edges if frozenset((e.face, e.voice)) not in different]  # a manual "different" wins
     if settings.memory.character_mode is CharacterMode.ARGMAX:
         groups = group_argmax(entities, edges, settings.memory.min_votes)
     else:
         groups = group_components(entities, edges, [tuple(p) for p in state["cannot"]])
+    groups = apply_manual_votes(groups, dict(entities), manual)
     groups.sort(key=min)
     chosen, survivors = assign_ids(groups, current)
     missing = [i for i, c in enumerate(chosen) if c is None]

@@ -11,8 +11,11 @@ never the values (embeddings and personal data stay out of the logs).
 from __future__ import annotations
 
 import logging
+import re
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Self, TypeVar
 
 import neo4j
@@ -42,6 +45,57 @@ def _translate(name: str, params: dict[str, Any], exc: Exception) -> Exception:
     return cls(f"query {name} failed: {exc}")
 
 
+def _version_tuple(version: str) -> tuple[int, ...]:
+    """'2026.09.0' -> (2026, 9, 0); '5.26.30' -> (5, 26, 30); a suffix like '-aura' is ignored."""
+    return tuple(int(part) for part in re.findall(r"\d+", version.split("-")[0])[:3])
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the connected server can do, from its version (never guessed from error messages).
+
+    Calendar versions (2025.01 on) follow 5.26 LTS; the thresholds are the releases that introduced each feature.
+    """
+
+    version: str
+    edition: str
+
+    @property
+    def version_tuple(self) -> tuple[int, ...]:
+        return _version_tuple(self.version)
+
+    def at_least(self, *wanted: int) -> bool:
+        return self.version_tuple >= wanted
+
+    @property
+    def cypher25(self) -> bool:
+        """The `CYPHER 25` language selector."""
+        return self.at_least(2025, 6)
+
+    @property
+    def search_clause(self) -> bool:
+        """`MATCH ... SEARCH n IN (VECTOR INDEX ... FOR $v [WHERE ...] LIMIT k) SCORE AS s` (Cypher 25)."""
+        return self.at_least(2026, 1)
+
+    @property
+    def vector_filters(self) -> bool:
+        """Vector indexes declared `WITH [n.prop, ...]` answer SEARCH ... WHERE on those properties in-index."""
+        return self.at_least(2026, 1)
+
+    @property
+    def fulltext_search_clause(self) -> bool:
+        return self.at_least(2026, 9)
+
+    @property
+    def vector_compaction(self) -> bool:
+        """`internal.dbms.index.vector.post_population_compaction` (a launcher setting, for reports)."""
+        return self.at_least(2026, 8)
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Capabilities:
+        return cls(version=str(row["version"]), edition=str(row["edition"]))
+
+
 class Tx:
     """A running transaction that only accepts named queries."""
 
@@ -67,6 +121,21 @@ class Executor:
         self.driver = driver
         self.database = database
         self.timeout_s = timeout_s
+        self._capabilities: Capabilities | None = None
+        self._capabilities_lock = threading.Lock()
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The server's feature set, read once per connection (one `dbms.components()` round trip)."""
+        if self._capabilities is None:
+            with self._capabilities_lock:
+                if self._capabilities is None:
+                    rows = self.read("server/components")
+                    if not rows:
+                        raise GraphDBError("dbms.components() returned no Neo4j Kernel row; is this Neo4j?")
+                    self._capabilities = Capabilities.from_row(rows[0])
+                    log.info("connected to Neo4j %s %s", self._capabilities.version, self._capabilities.edition)
+        return self._capabilities
 
     @classmethod
     def connect(cls, settings: Settings) -> Executor:

@@ -39,9 +39,11 @@ def equivalence_votes(text: str) -> list[EquivalenceVote]:
 def _check_entities(tx: Tx, memories: Sequence[MemoryIn], votes: Sequence[EquivalenceVote]) -> None:
     faces = {n for m in memories for k, n in parse_tags(m.text) if k == "face"} | {v.face_id for v in votes}
     voices = {n for m in memories for k, n in parse_tags(m.text) if k == "voice"} | {v.voice_id for v in votes}
+    speakers = {n for m in memories for k, n in parse_tags(m.text) if k == "speaker"}
     found = {(r["kind"], r["entity_id"]) for r in tx.run("memory/entities_exist", face_ids=sorted(faces),
-                                                           voice_ids=sorted(voices))}
-    unknown = sorted(({("face", f) for f in faces} | {("voice", v) for v in voices}) - found)
+                                                           voice_ids=sorted(voices), speaker_ids=sorted(speakers))}
+    unknown = sorted(({("face", f) for f in faces} | {("voice", v) for v in voices}
+                      | {("speaker", s) for s in speakers}) - found)
     if unknown:
         names = ", ".join(f"<{k}_{n}>" for k, n in unknown)
         raise InvalidInputError(f"memories mention entities that do not exist: {names}; nothing was written")

@@ -10,10 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Self
 
-from m3graph.graphdb import deletion
+from m3graph import data_files
+from m3graph.graphdb import clip_state, deletion
 from m3graph.graphdb.characters import refresh_characters
+from m3graph.graphdb.clip_state import ClipProgress, ClipState
 from m3graph.graphdb.executor import Executor, Tx
 from m3graph.graphdb.identity import resolve
+from m3graph.graphdb.imports import ImportRows, write_import_tx
 from m3graph.graphdb.memories import record_clip_votes, write_clip_memories
 from m3graph.graphdb.search import MemorySearch
 from m3graph.graphdb.types import (
@@ -26,6 +29,7 @@ from m3graph.graphdb.types import (
     VoiceCluster,
     clip_key,
 )
+from m3graph.graphdb.votes import Verdict, VoteRecord, undo_vote, vote_history, vote_identity
 from m3graph.schema import apply_migrations
 from m3graph.settings import Settings
 
@@ -68,22 +72,69 @@ class MemoryGraph:
         the same person.
         """
 
-        def work(tx: Tx) -> tuple[list[Resolution], list[Resolution]]:
-            tx.run("graph/upsert_clip", **clip.upsert_params(video_name))
-            face_res, _ = resolve(tx, self.settings, "face", clip.video_id, clip.clip_index, faces)
-            voice_res, _ = resolve(tx, self.settings, "voice", clip.video_id, clip.clip_index, voices)
-            votes = []
-            if len(face_res) == 1 and len(voice_res) == 1:
-                votes = [EquivalenceVote(face_id=face_res[0].entity_id, voice_id=voice_res[0].entity_id,
-                                         source="meta-clip")]
-            record_clip_votes(tx, self.settings, clip.video_id, clip.clip_index, votes, "meta-clip")
-            return face_res, voice_res
+        return self.ex.write_tx(lambda tx: self._register_tx(tx, clip, faces, voices, video_name),
+                                label="register_clip")
 
-        return self.ex.write_tx(work, label="register_clip")
+    def _register_tx(self, tx: Tx, clip: ClipInfo, faces: Sequence[FaceCluster], voices: Sequence[VoiceCluster],
+                     video_name: str | None) -> tuple[list[Resolution], list[Resolution]]:
+        tx.run("graph/upsert_clip", **clip.upsert_params(video_name))
+        face_res, _ = resolve(tx, self.settings, "face", clip.video_id, clip.clip_index, faces)
+        voice_res, _ = resolve(tx, self.settings, "voice", clip.video_id, clip.clip_index, voices)
+        votes = []
+        if len(face_res) == 1 and len(voice_res) == 1:
+            votes = [EquivalenceVote(face_id=face_res[0].entity_id, voice_id=voice_res[0].entity_id,
+                                     source="meta-clip")]
+        record_clip_votes(tx, self.settings, clip.video_id, clip.clip_index, votes, "meta-clip")
+        return face_res, voice_res
+
+    def resolve_clip(self, clip: ClipInfo, faces: Sequence[FaceCluster], voices: Sequence[VoiceCluster],
+                     video_name: str | None = None) -> tuple[list[Resolution], list[Resolution]]:
+        """The *resolve* step: `register_clip` and the clip's `resolved` state in ONE transaction.
+
+        Re-resolving a clip returns its recorded mapping and changes nothing, except that a memorized clip
+        reads `resolved` again until its memorization is redone (a resubmission redoes both steps).
+        """
+
+        def work(tx: Tx) -> tuple[list[Resolution], list[Resolution]]:
+            out = self._register_tx(tx, clip, faces, voices, video_name)
+            clip_state.set_state_tx(tx, clip.video_id, clip.clip_index, ClipState.RESOLVED)
+            return out
+
+        return self.ex.write_tx(work, label="resolve_clip")
+
+    # -- clip progress (m3graph.graphdb.clip_state) --------------------------------------------------------
+    def plan_clips(self, clips: Sequence[ClipInfo], video_name: str | None = None) -> None:
+        clip_state.plan(self.ex, clips, video_name)
+
+    def mark_perceived(self, video_id: str, clip_index: int) -> bool:
+        return clip_state.mark_perceived(self.ex, video_id, clip_index)
+
+    def set_clip_state(self, video_id: str, clip_index: int, state: ClipState, reason: str | None = None) -> bool:
+        return clip_state.set_state(self.ex, video_id, clip_index, state, reason)
 
     def set_clip_status(self, video_id: str, clip_index: int, status: str, detail: str | None = None) -> None:
-        self.ex.write("graph/set_clip_status", video_id=video_id, clip_index=clip_index, status=status,
-                      detail=detail)
+        """Older name of `set_clip_state` ("done" is `memorized`), kept for callers outside ingestion."""
+        self.set_clip_state(video_id, clip_index, ClipState.MEMORIZED if status == "done" else ClipState(status),
+                            detail)
+
+    def clip_states(self, video_id: str) -> list[ClipProgress]:
+        """Every clip of the video with its state, reason and time, in clip order."""
+        return clip_state.states(self.ex, video_id)
+
+    def unresolved_before(self, video_id: str, clip_index: int) -> list[int]:
+        return clip_state.unresolved_before(self.ex, video_id, clip_index)
+
+    def clip_identities(self, video_id: str, clip_index: int) -> tuple[dict[int, int], dict[int, int]]:
+        """A resolved clip's (face label → entity id, voice label → entity id), without resolving it again."""
+        return tuple(  # type: ignore[return-value]
+            {r["label"]: r["entity_id"] for r in self.ex.read(f"identity/{kind}_resolved", video_id=video_id,
+                                                                clip_index=clip_index)}
+            for kind in ("face", "voice"))
+
+    def clip_memory_ids(self, video_id: str, clip_index: int) -> list[str]:
+        """The memories this clip supports now (what a failed re-memorization keeps)."""
+        return [r["memory_id"] for r in self.ex.read("memory/clip_state", clip_key=clip_key(video_id, clip_index),
+                                                     video_id=video_id)]
 
     def resolve_faces(self, video_id: str, clip_index: int, clusters: Sequence[FaceCluster]) -> list[Resolution]:
         return self.ex.write_tx(lambda tx: resolve(tx, self.settings, "face", video_id, clip_index, clusters)[0],
@@ -100,6 +151,21 @@ class MemoryGraph:
             lambda tx: write_clip_memories(tx, self.settings, video_id, clip_index, memories, votes, ("memory",)),
             label="write_memories")
 
+    def write_memorization(self, video_id: str, clip_index: int, memories: Sequence[MemoryIn],
+                           state: ClipState = ClipState.MEMORIZED, reason: str | None = None) -> MemoryWriteSummary:
+        """The *memorize* step's write: `write_memories` and the clip's state in ONE transaction.
+
+        The transaction takes the video's memory lock (semantic dedup is per video) only for this write; the
+        model call happens before, outside any lock, so clips of one video memorize in any order.
+        """
+
+        def work(tx: Tx) -> MemoryWriteSummary:
+            summary = write_clip_memories(tx, self.settings, video_id, clip_index, memories, (), ("memory",))
+            clip_state.set_state_tx(tx, video_id, clip_index, state, reason)
+            return summary
+
+        return self.ex.write_tx(work, label="write_memorization")
+
     def record_votes(self, video_id: str, clip_index: int, votes: Sequence[EquivalenceVote],
                      source: str = "meta-clip") -> int:
         """Sets the clip's votes from one non-memory source (a meta-clip, an import, a manual fix)."""
@@ -108,18 +174,47 @@ class MemoryGraph:
             lambda tx: record_clip_votes(tx, self.settings, video_id, clip_index, votes, source),
             label="record_votes")
 
+    def video_exists(self, video_id: str) -> bool:
+        return bool(self.ex.read("graph/video_exists", video_id=video_id))
+
+    def allocate_entity_ids(self, n: int) -> int:
+        """Reserves `n` consecutive entity ids (a failed write only leaves a gap); returns the first."""
+        return int(self.ex.write("graph/allocate_ids", counter="entity", n=n)[0]["first"])
+
+    def write_import(self, rows: ImportRows) -> None:
+        """An imported memory graph (m3graph.graphdb.imports) in one transaction: all or nothing."""
+        self.ex.write_tx(lambda tx: write_import_tx(tx, self.settings, rows), label="import_pickle")
+
     def refresh_characters(self, entity_ids: Sequence[int]) -> int:
         return self.ex.write_tx(lambda tx: refresh_characters(tx, self.settings, entity_ids), label="characters")
 
+    # -- manual identity votes (m3graph.graphdb.votes): override model votes, undoable, kept as history --
+    def vote_identity(self, a: int, b: int, verdict: Verdict, note: str | None = None,
+                      source: str = "manual") -> VoteRecord:
+        return vote_identity(self.ex, self.settings, a, b, verdict, note, source)
+
+    def undo_vote(self, vote_id: int) -> bool:
+        return undo_vote(self.ex, self.settings, vote_id)
+
+    def vote_history(self, entity_id: int | None = None, *, char_id: int | None = None) -> list[VoteRecord]:
+        return vote_history(self.ex, entity_id, char_id)
+
     # -- maintenance -----------------------------------------------------------------------------------
+    # Each delete commits in the graph first, then removes the files under data_dir (m3graph.data_files).
     def delete_clip(self, video_id: str, clip_index: int) -> None:
         deletion.delete_clip(self.ex, self.settings, video_id, clip_index)
+        data_files.delete_clip_files(self.settings, video_id, clip_index)
 
     def delete_video(self, video_id: str) -> int:
-        return deletion.delete_video(self.ex, self.settings, video_id)
+        n = deletion.delete_video(self.ex, self.settings, video_id)
+        data_files.delete_video_files(self.settings, video_id)
+        return n
 
     def delete_character(self, char_id: int) -> dict[str, int]:
-        return deletion.delete_character(self.ex, self.settings, char_id)
+        """The person's graph data, then their crops, snippets, cached embeddings and raw model outputs."""
+        evidence = [data_files.PersonEvidence(**r) for r in self.ex.read("delete/character_files", char_id=char_id)]
+        summary = deletion.delete_character(self.ex, self.settings, char_id)
+        return summary | data_files.delete_person_files(self.settings, evidence)
 
     def counts(self, video_id: str | None = None) -> dict[str, int]:
         return {r["label"]: int(r["n"] or 0) for r in self.ex.read("graph/counts", video_id=video_id)}

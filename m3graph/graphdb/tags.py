@@ -10,8 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-TAG = re.compile(r"<(face|voice|character)_(\d+)>", re.IGNORECASE)
-ENTITY_KINDS = ("face", "voice")
+TAG = re.compile(r"<(face|voice|speaker|character)_(\d+)>", re.IGNORECASE)
+# A speaker (a named participant of a conversation/transcript) is written "Name <speaker_N>": the name stays in
+# the text for full-text search and embeddings, the tag carries identity (MENTIONS) and renders as a character.
+ENTITY_KINDS = ("face", "voice", "speaker")
+_SPEAKER_TAG = re.compile(r"\s*<speaker_\d+>", re.IGNORECASE)
 EQUIVALENCE = re.compile(r"^\s*equivalence\s*:", re.IGNORECASE)
 
 EntityRef = tuple[str, int]  # ("face", 12)
@@ -62,5 +65,7 @@ def renumber(text: str, mapping: Mapping[EntityRef, int]) -> str:
 
 
 def neutral_text(text: str) -> str:
-    """Text for embedding: tags become a neutral word, since identity is carried by MENTIONS edges, not vectors."""
+    """Text for embedding: tags become a neutral word, since identity is carried by MENTIONS edges, not vectors.
+    A speaker tag is dropped: the speaker's name written before it already says who ("Caroline: ...")."""
+    text = _SPEAKER_TAG.sub("", text)
     return substitute(text, lambda kind, number: "someone" if kind in ("face", "voice", "character") else None)

@@ -6,28 +6,30 @@ field and nothing is written.
 
 from __future__ import annotations
 
-import math
+import re
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
+
+from m3graph.errors import InvalidInputError
+
+# Perception's output types live in m3graph.observations (perception must not import the store); re-exported here.
+from m3graph.observations import FaceCluster, FaceObservation, UtteranceObservation, VoiceCluster  # noqa: F401
+from m3graph.observations import FrozenModel as _Frozen
+from m3graph.observations import finite_vector as _finite_vector
 
 VideoId = str
 _VIDEO_ID = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$"
 
 
-def _finite_vector(values: list[float]) -> list[float]:
-    if not values:
-        raise ValueError("embedding is empty")
-    if not all(math.isfinite(v) for v in values):
-        raise ValueError("embedding contains NaN or infinity")
-    if math.fsum(v * v for v in values) == 0.0:
-        raise ValueError("embedding is all zeros")
-    return values
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+def check_video_id(video_id: str) -> str:
+    """Refuses, naming it, an id the graph cannot hold; entry points call it before any file or node is written
+    (a video id also names files under the data directory, so a path separator must never get through)."""
+    if not isinstance(video_id, str) or not re.fullmatch(_VIDEO_ID, video_id):
+        raise InvalidInputError(f"invalid video id {video_id!r}: use 1-128 ASCII letters, digits and . _ : - "
+                                "starting with a letter or digit")
+    return video_id
 
 
 class ClipRef(_Frozen):
@@ -75,48 +77,6 @@ class ClipInfo(ClipRef):
         return self
 
 
-class FaceObservation(_Frozen):
-    """One detected face in one frame; the crop is a file referenced by URI, never bytes in the graph."""
-
-    frame_time_s: float = Field(ge=0)
-    bbox: tuple[int, int, int, int]
-    det_score: float = Field(ge=0, le=1)
-    quality: float
-    embedding: list[float]
-    crop_uri: str | None = None
-
-    _vector = field_validator("embedding")(_finite_vector)
-
-
-class UtteranceObservation(_Frozen):
-    start_s: float = Field(ge=0)
-    end_s: float
-    text: str = ""
-    embedding: list[float]
-    quality: float = 1.0  # e.g. segment duration or VAD confidence; ranks exemplars
-    audio_uri: str | None = None
-
-    _vector = field_validator("embedding")(_finite_vector)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> UtteranceObservation:
-        if not self.end_s > self.start_s:
-            raise ValueError(f"utterance end_s {self.end_s} must be after start_s {self.start_s}")
-        return self
-
-
-class FaceCluster(_Frozen):
-    """All observations of one person within one clip (a per-clip cluster label)."""
-
-    label: int
-    observations: list[FaceObservation] = Field(min_length=1)
-
-
-class VoiceCluster(_Frozen):
-    label: int
-    utterances: list[UtteranceObservation] = Field(min_length=1)
-
-
 class Resolution(_Frozen):
     """How one per-clip cluster was resolved to a persistent entity."""
 
@@ -160,7 +120,8 @@ class RenderedMemory(_Frozen):
     raw_text: str  # tags as stored (<face_N>/<voice_N>)
     clip_index: int
     order_in_clip: int
-    score: float | None = None
+    score: float | None = None  # the memory's cosine to the query, where the vector ranking saw it
+    source_ids: tuple[str, ...] = ()  # the turns / utterances it was written from (evidence)
 
 
 class ClipResult(_Frozen):
@@ -170,6 +131,7 @@ class ClipResult(_Frozen):
     end_s: float | None
     score: float | None
     memories: list[RenderedMemory]
+    started_at: datetime | None = None  # the clip's absolute start where known (a session's date)
 
     @property
     def label(self) -> str:

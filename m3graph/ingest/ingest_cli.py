@@ -1,10 +1,10 @@
 """What `m3graph ingest` does: run or queue the per-video workflow, show progress per clip and stage, summarise.
 
-Progress comes from the pipeline's callback in-process, and from the workers' progress hash in Redis with
-`--celery` (see `m3graph.tasks.ingest`), so both modes print the same lines: the video, a bar, clip i of N,
-the stage, the elapsed time. On a terminal one status line is redrawn in place; anywhere else (CI logs, a
-pipe) every change is a plain line without control characters. A failed clip is shown with its stage and
-error; the other videos go on, and the command exits non-zero at the end.
+Progress comes from the pipeline's callback in-process, and with `--celery` from `m3graph.tasks.follow` (the
+workers' step activity), so both modes print the same lines: the video, a bar, clip i of N, the stage, the
+elapsed time. On a terminal one status line is redrawn in place; anywhere else (CI logs, a pipe) every change
+is a plain line without control characters. A failed clip is shown with its stage and error; the other videos
+go on, and the command exits non-zero at the end.
 """
 
 from __future__ import annotations
@@ -12,9 +12,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
-from contextlib import suppress
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -26,14 +24,15 @@ BAR_WIDTH = 20
 POLL_S = 0.5
 # How far through a clip each stage is, for the bar: perception dominates a clip's time.
 STAGE_FRACTION = {"queued": 0.0, "cut": 0.05, "faces": 0.15, "voices": 0.15, "faces+voices": 0.15,
-                  "perceived": 0.8, "waiting": 0.8, "memorize": 0.85, "done": 1.0, "failed": 0.0}
+                  "perceived": 0.8, "waiting": 0.8, "resolve": 0.8, "memorize": 0.85, "done": 1.0, "failed": 0.0}
 # Pipeline callback stage -> displayed stage (in-process, faces and voices run together in two threads).
 INPROCESS_STAGE = {"perceive": "faces+voices"}
 
 
 def _video_id(path: Path) -> str:
-    stem = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in path.stem)
-    return stem.strip("-.") or "video"
+    # ASCII only and at most 128 characters (the graph's video id rule): "café (1).mp4" becomes "caf---1".
+    stem = "".join(ch if (ch.isascii() and ch.isalnum()) or ch in "._-" else "-" for ch in path.stem)
+    return stem.strip("-._")[:128].rstrip("-._") or "video"
 
 
 def _n(count: int, word: str, plural: str | None = None) -> str:
@@ -177,151 +176,26 @@ def _failure(video: str, state: tuple[int, int, str, str | None] | None, error: 
     return f"{video}: clip {index + 1}/{total} FAILED at {stage}: {error}"
 
 
-# ---------------------------------------------------------------------------------------------- celery
-
-
-@dataclass
-class WorkerJob:
-    """One submitted chain as the CLI follows it: its result ends only on success, so the progress hash decides."""
-
-    video_id: str
-    indexes: list[int]
-    total: int
-    result: Any
-    finished: bool = False
-    errors: list[str] = field(default_factory=list)
-    reports: dict[int, dict[str, Any]] = field(default_factory=dict)
-    announced: set[int] = field(default_factory=set)  # clips already shown as done
-
-
-def clip_stage(steps: dict[str, dict[str, Any]]) -> tuple[str, str | None]:
-    """The displayed stage of one clip from its steps' states in the progress hash, and a detail/error."""
-    for step in ("cut", "faces", "voices", "commit"):
-        state = steps.get(step, {})
-        if state.get("state") == "failed":
-            return "failed", f"{step}: {state.get('error', '?')}"
-    commit = steps.get("commit", {})
-    if commit.get("state") == "done":
-        return "done", None
-    if commit.get("state") == "running":
-        return "memorize", None
-    if commit.get("state") == "waiting":
-        return "waiting", commit.get("detail")
-    if commit.get("state") == "retrying":
-        return "memorize", f"retrying after {commit.get('error')}"
-    states = {s: steps.get(s, {}).get("state") for s in ("faces", "voices")}
-    running = [s for s, st in states.items() if st in ("running", "retrying")]
-    if running:
-        return "+".join(running), None
-    if all(st == "done" for st in states.values()):
-        return "perceived", None
-    if steps.get("cut", {}).get("state") == "running":
-        return "cut", None
-    if steps.get("cut", {}).get("state") == "done":
-        return "+".join(s for s, st in states.items() if st != "done"), "queued"
-    return "queued", None
-
-
-def poll_job(client: Any, job: WorkerJob, view: ProgressView) -> None:
-    """Reads the job's clips from the progress hash, shows what changed, and marks the job finished or failed.
-
-    A failed step ends the job at once: the chain does not run its later clips after a failure, and its
-    result would stay pending for ever.
-    """
-    from m3graph.tasks.ingest import read_progress
-
-    _, clips = read_progress(client, job.video_id)
-    stages = {i: clip_stage(clips.get(i, {})) for i in job.indexes}
-    for i in job.indexes:
-        if stages[i][0] == "done":
-            job.reports[i] = clips[i]["commit"].get("report") or {}
-    # the clip shown is the first one not done (a chain runs its clips in order)
-    current = next((i for i in job.indexes if stages[i][0] != "done"), job.indexes[-1] if job.indexes else None)
-    if current is not None:
-        for i in job.indexes:  # every finished clip is shown once as done, even when polling skipped its stages
-            if i < current and stages[i][0] == "done" and i not in job.announced:
-                job.announced.add(i)
-                view.update(job.video_id, i, job.total, "done")
-        view.update(job.video_id, current, job.total, *stages[current])
-    failed = [(i, d) for i, (s, d) in stages.items() if s == "failed"]
-    if failed:
-        job.errors = [f"{job.video_id}: clip {i + 1}/{job.total} FAILED at {d}" for i, d in failed]
-    if failed or all(stages[i][0] == "done" for i in job.indexes):
-        job.finished = True
-    elif job.result.ready():  # e.g. a failure the progress hash could not record
-        job.finished = True
-        if job.result.failed():
-            job.errors = [f"{job.video_id}: FAILED: {type(job.result.result).__name__}: {job.result.result}"]
-
-
-def _release(result: Any) -> None:
-    """Drops the backend's subscription to a chain's result while Redis is still up.
-
-    Submitting subscribes to the result; one collected at interpreter exit tries to unsubscribe from a server
-    that may be gone. A finished chain's result is consumed; a broken chain's (a step failed) never arrives.
-    """
-    with suppress(Exception):
-        if result.ready():
-            result.get(timeout=10, propagate=False)
-        else:
-            result.forget()
-
-
-def _celery(settings: Settings, sources: list[tuple[Path, str]], view: ProgressView,
-            append: bool = False) -> list[str]:
-    from m3graph.graphdb.store import MemoryGraph
-    from m3graph.tasks.app import configure
-    from m3graph.tasks.ingest import plan_source, redis_client, submit_clips
-
-    configure(settings)
-    failed: list[str] = []
-    jobs: list[WorkerJob] = []
-    for source, vid in sources:
-        try:
-            indexes, total = plan_source(settings, source, vid, append)
-        except Exception as exc:  # noqa: BLE001 - bad input fails here, before anything is queued
-            view.message(_failure(vid, None, f"{type(exc).__name__}: {exc}"), err=True)
-            failed.append(vid)
-            continue
-        jobs.append(WorkerJob(vid, indexes, total, submit_clips(settings, vid, indexes, total)))
-        view.message(f"{vid}: queued {_n(len(indexes), 'clip')} of {total} for the workers")
-    client = redis_client(settings)
-    try:
-        with MemoryGraph.connect(settings) as graph:
-            while not all(j.finished for j in jobs):
-                for job in jobs:
-                    if job.finished:
-                        continue
-                    poll_job(client, job, view)
-                    if job.finished:
-                        _release(job.result)
-                        view.finish(job.video_id)
-                        if job.errors:
-                            failed.append(job.video_id)
-                            for error in job.errors:
-                                view.message(error, err=True)
-                        else:
-                            view.message(summary(graph, job.video_id, [job.reports[i] for i in job.indexes]))
-                if not all(j.finished for j in jobs):
-                    time.sleep(POLL_S)
-            view.message(graph_totals(graph))
-    finally:
-        client.close()
-    return failed
-
-
 # ---------------------------------------------------------------------------------------------- entry point
 
 
-def run_ingest(settings: Settings, videos: list[Path], live_dir: Path | None, use_celery: bool,
+Runner = Callable[..., list[str]]  # (settings, [(source, video id)], view, append=False) -> failed video ids
+
+
+def run_ingest(settings: Settings, videos: list[Path], live_dir: Path | None, runner: Runner | None,
                video_id: str | None, view: ProgressView | None = None) -> None:
+    """Ingests in this process, or with `runner` (`m3graph.tasks.follow.run_celery`: queue and follow workers).
+
+    The Celery runner is passed in rather than imported, so this package never imports `m3graph.tasks`
+    (tasks depend on ingestion, one way).
+    """
     from m3graph.graphdb.server import ensure_server
 
     ensure_server(settings)
     view = view or ProgressView()
     if not view.tty:
         _quiet_library_bars()
-    run = _celery if use_celery else _inprocess
+    run = runner or _inprocess
     sources = [(p, video_id or _video_id(p)) for p in videos]
     failed: list[str] = []
     if sources:

@@ -53,9 +53,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from m3graph.embedding import TextEmbedder
 from m3graph.errors import ConfigError, ImportFormatError, InvalidInputError
-from m3graph.graphdb.characters import refresh_characters
-from m3graph.graphdb.executor import Tx
 from m3graph.graphdb.identity import EntityState
+from m3graph.graphdb.imports import ImportRows, VideoExistsError
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import EntityRef, is_equivalence, parse_tags, renumber, substitute
 from m3graph.graphdb.types import ClipInfo, ClipRef, clip_key
@@ -67,13 +66,8 @@ log = logging.getLogger(__name__)
 FORMAT = "m3-agent-videograph-pickle"
 MAX_VOTES_PER_STATEMENT = 1000  # bounds the evidence list of one SAME_AS edge against absurd edge weights
 _MAX_TEXT = 8000  # MemoryIn's limit
-_WRITE_BATCH = 1000  # rows per UNWIND inside the one import transaction
 EntityKind = Literal["face", "voice"]
 _NODE_KIND: dict[str, EntityKind] = {"img": "face", "voice": "voice"}
-
-
-class VideoExistsError(InvalidInputError):
-    """The video id is already in the graph; import with ``replace=True`` to delete and re-import it."""
 
 
 class ImportSummary(BaseModel):
@@ -412,10 +406,6 @@ def _votes(parsed: _Parsed, mapping: dict[EntityRef, int], video_id: str) -> lis
             for (f, v), row in sorted(pairs.items())]
 
 
-def _batches(rows: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    return [list(rows[i:i + _WRITE_BATCH]) for i in range(0, len(rows), _WRITE_BATCH)]
-
-
 def _embed(embedder: TextEmbedder, texts: Sequence[str], dim: int) -> np.ndarray:
     if not texts:
         return np.zeros((0, dim))
@@ -445,13 +435,13 @@ def import_pickle(graph: MemoryGraph, path: Path, video_id: str, embedder: TextE
     parsed = parse_videograph(load_videograph(path, max_bytes), settings)
     warnings = list(parsed.warnings)
 
-    exists = bool(graph.ex.read("graph/video_exists", video_id=video_id))
+    exists = graph.video_exists(video_id)
     if exists and not replace:
         raise VideoExistsError(f"video {video_id} already exists; import with replace=True to delete and re-import it")
 
     # New entity ids first (a failed import only leaves a gap in the counter), then the texts that use them.
     ents = parsed.entities
-    first = graph.ex.write("graph/allocate_ids", counter="entity", n=len(ents))[0]["first"] if ents else 0
+    first = graph.allocate_entity_ids(len(ents)) if ents else 0
     mapping: dict[EntityRef, int] = {}
     for i, e in enumerate(ents):
         e.new_id = first + i
@@ -479,8 +469,9 @@ def import_pickle(graph: MemoryGraph, path: Path, video_id: str, embedder: TextE
             warnings.append(message)
 
     # Crops go to a private folder first and are moved into place only after the graph write committed.
+    # Staged beside (not inside) the video's folder: replacing a video deletes that folder with the old video.
     import_dir = settings.data_dir / "imports" / video_id
-    staging = import_dir / f".faces-{uuid.uuid4().hex}"
+    staging = import_dir.parent / f".faces-{video_id}-{uuid.uuid4().hex}"
     crop_uris: dict[tuple[int, int], str] = {}
     crops_written = crops_invalid = 0
     if save_crops:
@@ -524,35 +515,20 @@ def import_pickle(graph: MemoryGraph, path: Path, video_id: str, embedder: TextE
     clip_infos = [ClipInfo(video_id=video_id, clip_index=c, start_s=settings.clip_seconds * c,
                            end_s=settings.clip_seconds * (c + 1)) for c in parsed.clips]
 
-    def work(tx: Tx) -> None:
-        tx.run("graph/lock", name=f"memory:{video_id}")
-        if tx.run("graph/video_exists", video_id=video_id):
-            raise VideoExistsError(f"video {video_id} was created while it was being imported; nothing was written")
-        for c in clip_infos:
-            tx.run("graph/upsert_clip", **c.upsert_params(video_id))
-        if clip_infos:
-            tx.run("import/video", video_id=video_id, source=path.name, format=FORMAT)
-        for batch in _batches(face_rows):
-            tx.run("import/faces", video_id=video_id, entities=batch)
-        for batch in _batches(voice_rows):
-            tx.run("import/voices", video_id=video_id, entities=batch)
-        for batch in _batches(memory_rows):
-            tx.run("import/memories", video_id=video_id, rows=batch)
-        for batch in _batches(vote_rows):
-            tx.run("import/votes", votes=batch)
-        if ents:
-            refresh_characters(tx, settings, [e.new_id for e in ents])
+    rows = ImportRows(video_id=video_id, source=path.name, format=FORMAT, clips=clip_infos, faces=face_rows,
+                      voices=voice_rows, memories=memory_rows, votes=vote_rows, entity_ids=[e.new_id for e in ents])
 
     if exists:
         graph.delete_video(video_id)
         log.info("import of %s: deleted the existing video before re-importing", video_id)
     try:
-        graph.ex.write_tx(work, label="import_pickle")
+        graph.write_import(rows)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     if staging.exists():
         shutil.rmtree(final_faces, ignore_errors=True)
+        final_faces.parent.mkdir(parents=True, exist_ok=True)
         staging.rename(final_faces)
     elif exists:
         shutil.rmtree(final_faces, ignore_errors=True)  # crops of the replaced import

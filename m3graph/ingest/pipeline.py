@@ -1,28 +1,39 @@
 """The per-clip ingestion steps, shared by the Celery tasks and the in-process mode.
 
 Each step is idempotent and keyed by (video, clip): media and perception results are cached as files
-under ``<data_dir>/videos/<video>/`` (a retry skips finished work, and results can be inspected), and the
-graph step runs in one transaction. Nothing reaches the graph until a clip's perception is complete; if
-memorization fails afterwards, the clip is deleted again (with everything it changed on entities), so a
-failed clip never stays half-written. Perception may run in parallel across clips; `commit_clip` must run
-in clip order per video, because the ids it allocates are the `<face_N>`/`<voice_N>` tags later clips see.
+under ``<data_dir>/videos/<video>/`` (a retry skips finished work, and results can be inspected). A clip's
+progress is its state on the `Clip` node (m3graph/graphdb/clip_state.py): planned → perceived → resolved →
+memorized. Two graph steps per clip:
+
+* *resolve* (`resolve_clip`): clip, identities and meta-clip vote in one transaction; must run in clip order
+  per video, because the ids it allocates are the `<face_N>`/`<voice_N>` tags later clips see. A failure
+  leaves the graph as it was (state `resolve_failed`).
+* *memorize* (`memorize_clip`): the slow model call, then the clip's memories in one transaction; any order,
+  replaceable. A failure keeps what the clip had (state `memorize_failed`); nothing is ever deleted.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
-from collections.abc import Callable
+import os
+import threading
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from pydantic import TypeAdapter
 
+from m3graph.data_files import ClipFiles
 from m3graph.embedding import TextEmbedder
+from m3graph.errors import M3GraphError, NotFoundError
+from m3graph.graphdb.clip_state import ClipState
 from m3graph.graphdb.store import MemoryGraph
-from m3graph.graphdb.types import ClipInfo, FaceCluster, MemoryIn, VoiceCluster
+from m3graph.graphdb.types import ClipInfo, FaceCluster, MemoryIn, VoiceCluster, check_video_id
 from m3graph.reasoning.perception_memorizer import ClipPerception, Memorization, PerceptionMemorizer
 from m3graph.settings import Settings
 
@@ -37,45 +48,7 @@ class Memorizer(Protocol):
     def memorize(self, clip: ClipPerception) -> Memorization: ...
 
 
-@dataclass(frozen=True)
-class ClipWork:
-    """Where one clip's intermediate files live; pure paths, no I/O."""
-
-    settings: Settings
-    video_id: str
-    index: int
-
-    @property
-    def root(self) -> Path:
-        return self.settings.data_dir / "videos" / self.video_id
-
-    @property
-    def clip(self) -> Path:
-        return self.root / "clips" / f"{self.index:05d}.mp4"
-
-    @property
-    def audio(self) -> Path:
-        return self.root / "audio" / f"{self.index:05d}.wav"
-
-    @property
-    def faces(self) -> Path:
-        return self.root / "perception" / f"clip_{self.index}_faces.json"
-
-    @property
-    def voices(self) -> Path:
-        return self.root / "perception" / f"clip_{self.index}_voices.json"
-
-    @property
-    def memory(self) -> Path:
-        return self.root / "memory" / f"clip_{self.index}_memory.json"
-
-    @property
-    def crops(self) -> Path:
-        return self.root / "crops" / f"{self.index:05d}"
-
-    @property
-    def snippets(self) -> Path:
-        return self.root / "snippets" / f"{self.index:05d}"
+ClipWork = ClipFiles  # the layout of a clip's files lives in m3graph.data_files (deletion uses it too)
 
 
 @dataclass(frozen=True)
@@ -99,7 +72,7 @@ class VideoPlan:
         for w in self.windows:
             if w.index == index:
                 return w
-        raise KeyError(f"video {self.video_id} has no clip {index}")
+        raise NotFoundError(f"video {self.video_id} has no clip {index}")
 
     @property
     def duration_s(self) -> float:
@@ -111,13 +84,15 @@ def _plan_path(settings: Settings, video_id: str) -> Path:
 
 
 def _atomic_write(path: Path, text: str) -> None:
+    """Unique temporary name, then rename: two workers writing the same result (two submissions of one video)
+    never trip over each other's temporary file, and a reader sees the old file or the new one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
 
 
-def _save(settings: Settings, plan: VideoPlan) -> None:
+def save_plan(settings: Settings, plan: VideoPlan) -> None:
     _atomic_write(_plan_path(settings, plan.video_id), json.dumps(
         {"video_id": plan.video_id, "has_audio": plan.has_audio, "windows": [w.__dict__ for w in plan.windows]}))
 
@@ -137,9 +112,10 @@ def plan_video(settings: Settings, source: Path, video_id: str, append: bool = F
     With `append`, the file continues the video's timeline (live mode: each new file of a stream becomes the
     next clips); re-planning a file that is already in the plan changes nothing.
     """
-    from m3graph.ingest.video import plan_clips, probe
+    from m3graph.ingest.video import plan_clips, probe, resolved_source
 
-    resolved = str(source.resolve())
+    check_video_id(video_id)  # before any file is written: the id names the plan's path
+    resolved = resolved_source(source)
     existing = load_plan(settings, video_id) if append else VideoPlan(video_id=video_id, windows=[])
     if any(w.source == resolved for w in existing.windows):
         return existing
@@ -149,7 +125,7 @@ def plan_video(settings: Settings, source: Path, video_id: str, append: bool = F
                     source_start_s=w.start_s) for w in plan_clips(info.duration_s, settings.clip_seconds)]
     plan = VideoPlan(video_id=video_id, windows=existing.windows + added,
                      has_audio=existing.has_audio if existing.windows else info.has_audio)
-    _save(settings, plan)
+    save_plan(settings, plan)
     return plan
 
 
@@ -159,12 +135,24 @@ def cut_stage(settings: Settings, plan: VideoPlan, index: int) -> ClipWork:
     work = ClipWork(settings, plan.video_id, index)
     w = plan.window(index)
     work.clip.parent.mkdir(parents=True, exist_ok=True)
-    cut_clip(Path(w.source), ClipWindow(index=index, start_s=w.source_start_s,
-                                        end_s=w.source_start_s + (w.end_s - w.start_s)), work.clip)
-    if not work.audio.exists():
-        work.audio.parent.mkdir(parents=True, exist_ok=True)
-        extract_audio(work.clip, work.audio)  # None (no file) when the clip has no audio track
+    with _exclusive(work.cut_lock):  # two submissions of one video may cut the same clip at once
+        cut_clip(Path(w.source), ClipWindow(index=index, start_s=w.source_start_s,
+                                            end_s=w.source_start_s + (w.end_s - w.start_s)), work.clip)
+        if not work.audio.exists():
+            work.audio.parent.mkdir(parents=True, exist_ok=True)
+            extract_audio(work.clip, work.audio)  # None (no file) when the clip has no audio track
     return work
+
+
+@contextmanager
+def _exclusive(lock_path: Path) -> Iterator[None]:
+    """An exclusive lock on a file next to the clip, across processes of this machine (workers share data_dir)."""
+    with lock_path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def faces_stage(settings: Settings, plan: VideoPlan, index: int) -> list[FaceCluster]:
@@ -200,45 +188,134 @@ class ClipReport:
     voices: list[int]
     new_entities: int
     memories: int
+    memorize_error: str | None = None  # set when the clip ended memorize_failed (its old memories were kept)
+
+
+class MemorizeFailedError(M3GraphError):
+    """Memorizing clips failed; their previous memories were kept and they are marked memorize_failed."""
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What the resolve step decided for one clip: cluster label → entity id, and how many entities are new."""
+
+    face_ids: dict[int, int]
+    voice_ids: dict[int, int]
+    created: int = 0
+
+
+def _record_failure(graph: MemoryGraph, video_id: str, index: int, state: ClipState, reason: str) -> None:
+    """Best effort: the failure itself is what the caller raises; a second error must not hide it."""
+    try:
+        graph.set_clip_state(video_id, index, state, reason[:2000])
+    except Exception:  # noqa: BLE001 - the database may be the thing that failed
+        log.warning("could not record %s of %s#%d", state.value, video_id, index, exc_info=True)
+
+
+def resolve_clip(graph: MemoryGraph, plan: VideoPlan, index: int) -> Resolved:
+    """The ordered step: clip, identities and meta-clip vote in one transaction, state `resolved` with them.
+
+    Must run in clip order per video (the ids it allocates are the `<face_N>` tags later clips see). A failure
+    leaves the graph as it was and marks the clip `resolve_failed` with the reason.
+    """
+    work = ClipWork(graph.settings, plan.video_id, index)
+    faces = _FACES.validate_json(work.faces.read_bytes())
+    voices = _VOICES.validate_json(work.voices.read_bytes())
+    clip = clip_infos(graph.settings, plan, [index])[0]
+    try:
+        face_res, voice_res = graph.resolve_clip(clip, faces, voices, video_name=plan.video_id)
+    except Exception as exc:
+        _record_failure(graph, plan.video_id, index, ClipState.RESOLVE_FAILED, f"{type(exc).__name__}: {exc}")
+        raise
+    return Resolved({r.label: r.entity_id for r in face_res}, {r.label: r.entity_id for r in voice_res},
+                    sum(r.created for r in [*face_res, *voice_res]))
+
+
+def _store_output(work: ClipWork, memorizer: Memorizer, memo: Memorization, resolved: Resolved) -> None:
+    _atomic_write(work.memory, json.dumps({
+        "memorizer": memorizer.name, "outcome": memo.outcome, "episodic": memo.episodic,
+        "semantic": memo.semantic, "raw": memo.raw, "attempts": memo.attempts, "dropped": memo.dropped,
+        "notes": memo.notes, "usage": {"prompt_tokens": memo.usage.prompt_tokens,
+                                       "completion_tokens": memo.usage.completion_tokens},
+        "faces": resolved.face_ids, "voices": resolved.voice_ids}, ensure_ascii=False))
+
+
+def _embed(embedder: TextEmbedder, memo: Memorization) -> list[MemoryIn]:
+    texts = [("episodic", t) for t in memo.episodic] + [("semantic", t) for t in memo.semantic]
+    vectors = embedder.embed([t for _, t in texts])
+    return [MemoryIn(kind=k, text=t, embedding=v.tolist())  # type: ignore[arg-type]
+            for (k, t), v in zip(texts, vectors, strict=True)]
+
+
+def memorize_clip(graph: MemoryGraph, embedder: TextEmbedder, memorizer: Memorizer, plan: VideoPlan, index: int,
+                  resolved: Resolved | None = None) -> ClipReport:
+    """The order-free, replaceable step: the clip's memories and memory votes, state `memorized` with them.
+
+    The model call runs outside any lock; only the write takes the video's memory lock (inside its
+    transaction). When the model fails or gives no usable output, the clip keeps the memories it has and is
+    marked `memorize_failed` with the reason; a clip with no memories yet gets the perception memorizer's lines
+    when `llm.memorize_on_failure` is "perception". Nothing is ever deleted. A model that raised makes this
+    raise `MemorizeFailedError` (after the state is recorded); a model that answered garbage does not.
+    """
+    settings = graph.settings
+    work = ClipWork(settings, plan.video_id, index)
+    if resolved is None:
+        states = {p.clip_index: p for p in graph.clip_states(plan.video_id)}
+        if index not in states or not states[index].resolved:
+            raise NotFoundError(f"clip {plan.video_id}#{index} is not resolved yet; ingest it before memorizing")
+        face_ids, voice_ids = graph.clip_identities(plan.video_id, index)
+        resolved = Resolved(face_ids, voice_ids)
+    faces = _FACES.validate_json(work.faces.read_bytes())
+    voices = _VOICES.validate_json(work.voices.read_bytes())
+    w = plan.window(index)
+    perception = ClipPerception(
+        video_id=plan.video_id, clip_index=index, start_s=w.start_s, end_s=w.end_s, clip_path=str(work.clip),
+        faces=[(resolved.face_ids[c.label], c) for c in faces],
+        voices=[(resolved.voice_ids[c.label], c) for c in voices])
+    memo: Memorization | None = None
+    cause: Exception | None = None
+    try:
+        memo = memorizer.memorize(perception)
+        _store_output(work, memorizer, memo, resolved)
+        failure = None if memo.outcome != "fallback" else "the memorization model gave no usable output"
+    except Exception as exc:  # noqa: BLE001 - any model failure is recorded on the clip, then raised
+        cause, failure = exc, f"{type(exc).__name__}: {exc}"
+    written = 0
+    if failure is None:
+        assert memo is not None
+        try:
+            memories = _embed(embedder, memo)
+            graph.write_memorization(plan.video_id, index, memories, ClipState.MEMORIZED)
+        except Exception as exc:  # the write is one transaction: nothing of it happened
+            _record_failure(graph, plan.video_id, index, ClipState.MEMORIZE_FAILED,
+                            f"{type(exc).__name__}: {exc}; previous memories kept")
+            raise MemorizeFailedError(f"writing the memories of clip {plan.video_id}#{index} failed: "
+                                      f"{type(exc).__name__}: {exc}; the clip is marked memorize_failed") from exc
+        written = len(memories)
+    else:
+        log.warning("memorizing clip %s#%d failed: %s", plan.video_id, index, failure)
+        kept = graph.clip_memory_ids(plan.video_id, index)
+        if settings.llm.memorize_on_failure == "perception" and not kept:
+            fallback = memo if memo is not None else PerceptionMemorizer().memorize(perception)
+            memories = _embed(embedder, fallback)
+            graph.write_memorization(plan.video_id, index, memories, ClipState.MEMORIZE_FAILED,
+                                     f"{failure}; perception memories written"[:2000])
+            written = len(memories)
+        else:
+            why = f"{failure}; {len(kept)} previous memories kept" if kept else f"{failure}; no memories written"
+            _record_failure(graph, plan.video_id, index, ClipState.MEMORIZE_FAILED, why)
+        if cause is not None:
+            raise MemorizeFailedError(f"memorizing clip {plan.video_id}#{index} failed: {failure}; the clip is "
+                                      f"marked memorize_failed (`m3graph memorize {plan.video_id} --failed` "
+                                      "redoes it)") from cause
+    return ClipReport(plan.video_id, index, sorted(resolved.face_ids.values()), sorted(resolved.voice_ids.values()),
+                      resolved.created, written, failure)
 
 
 def commit_clip(graph: MemoryGraph, embedder: TextEmbedder, memorizer: Memorizer, plan: VideoPlan,
                 index: int) -> ClipReport:
-    """Resolve identities, memorize and write: the ordered, graph-touching step of one clip."""
-    settings = graph.settings
-    work = ClipWork(settings, plan.video_id, index)
-    faces = _FACES.validate_json(work.faces.read_bytes())
-    voices = _VOICES.validate_json(work.voices.read_bytes())
-    start, end = plan.window(index).start_s, plan.window(index).end_s
-    clip = ClipInfo(video_id=plan.video_id, clip_index=index, start_s=start, end_s=end, uri=str(work.clip))
-    face_res, voice_res = graph.register_clip(clip, faces, voices, video_name=plan.video_id)
-    try:
-        face_ids = {r.label: r.entity_id for r in face_res}
-        voice_ids = {r.label: r.entity_id for r in voice_res}
-        perception = ClipPerception(
-            video_id=plan.video_id, clip_index=index, start_s=start, end_s=end, clip_path=str(work.clip),
-            faces=[(face_ids[c.label], c) for c in faces], voices=[(voice_ids[c.label], c) for c in voices])
-        memo = memorizer.memorize(perception)
-        _atomic_write(work.memory, json.dumps({
-            "memorizer": memorizer.name, "outcome": memo.outcome, "episodic": memo.episodic,
-            "semantic": memo.semantic, "raw": memo.raw, "attempts": memo.attempts, "dropped": memo.dropped,
-            "notes": memo.notes, "usage": {"prompt_tokens": memo.usage.prompt_tokens,
-                                           "completion_tokens": memo.usage.completion_tokens},
-            "faces": face_ids, "voices": voice_ids}, ensure_ascii=False))
-        texts = [("episodic", t) for t in memo.episodic] + [("semantic", t) for t in memo.semantic]
-        vectors = embedder.embed([t for _, t in texts])
-        memories = [MemoryIn(kind=k, text=t, embedding=v.tolist())  # type: ignore[arg-type]
-                    for (k, t), v in zip(texts, vectors, strict=True)]
-        graph.write_memories(plan.video_id, index, memories)
-        graph.set_clip_status(plan.video_id, index, "done", None if memo.outcome != "fallback"
-                              else "memorization model gave no usable output; perception memories only")
-    except BaseException:
-        log.exception("clip %s#%d failed after identity resolution; removing it", plan.video_id, index)
-        graph.delete_clip(plan.video_id, index)
-        raise
-    created = sum(r.created for r in [*face_res, *voice_res])
-    return ClipReport(plan.video_id, index, sorted(face_ids.values()), sorted(voice_ids.values()), created,
-                      len(memories))
+    """Both steps of one clip back to back (in-process ingestion, tests): resolve, then memorize."""
+    return memorize_clip(graph, embedder, memorizer, plan, index, resolve_clip(graph, plan, index))
 
 
 Progress = Callable[[str, int, int, str], None]  # (video, clip index, clip count, stage)
@@ -250,10 +327,12 @@ def ingest_video_inprocess(graph: MemoryGraph, embedder: TextEmbedder, source: P
     """The whole workflow without a broker: faces and voices of a clip in parallel threads, clips in order."""
     settings = graph.settings
     memorizer = memorizer or PerceptionMemorizer()
+    plan = plan_video(settings, source, video_id, append=append)  # refuses bad input before anything else
     resolved = str(source.resolve())
-    plan = plan_video(settings, source, video_id, append=append)
     reports = []
     indexes = [w.index for w in plan.windows if w.source == resolved]
+    graph.plan_clips(clip_infos(settings, plan, indexes), video_name=video_id)
+    failed: list[tuple[int, str]] = []
     for index in indexes:
         note = progress or (lambda *_: None)
         note(video_id, index, len(plan.windows), "cut")
@@ -263,7 +342,29 @@ def ingest_video_inprocess(graph: MemoryGraph, embedder: TextEmbedder, source: P
             f = pool.submit(faces_stage, settings, plan, index)
             v = pool.submit(voices_stage, settings, plan, index)
             f.result(), v.result()
+        graph.mark_perceived(video_id, index)
+        note(video_id, index, len(plan.windows), "resolve")
+        done = resolve_clip(graph, plan, index)
         note(video_id, index, len(plan.windows), "memorize")
-        reports.append(commit_clip(graph, embedder, memorizer, plan, index))
+        try:
+            reports.append(memorize_clip(graph, embedder, memorizer, plan, index, done))
+        except MemorizeFailedError as exc:  # recorded on the clip; later clips still resolve and memorize
+            cause = exc.__cause__ or exc
+            failed.append((index, f"{type(cause).__name__}: {cause}"))
+            continue
         note(video_id, index, len(plan.windows), "done")
+    if failed:
+        clips = ", ".join(str(i) for i, _ in failed)
+        raise MemorizeFailedError(f"video {video_id}: memorizing clip(s) {clips} failed ({failed[0][1]}); previous "
+                                  f"memories kept; `m3graph memorize {video_id} --failed` redoes them")
     return reports
+
+
+def clip_infos(settings: Settings, plan: VideoPlan, indexes: list[int]) -> list[ClipInfo]:
+    """The planned clips as the graph records them (the same properties resolve writes)."""
+    out = []
+    for i in indexes:
+        w = plan.window(i)
+        out.append(ClipInfo(video_id=plan.video_id, clip_index=i, start_s=w.start_s, end_s=w.end_s,
+                            uri=str(ClipWork(settings, plan.video_id, i).clip)))
+    return out

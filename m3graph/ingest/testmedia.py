@@ -270,7 +270,8 @@ def _speak(line: Line, out: Path) -> np.ndarray:
     raw = out.with_suffix(".raw.wav")
     _check(["espeak-ng", "-v", voice, "-p", str(pitch), "-s", str(speed), "-w", str(raw), line.text],
            f"speaking {line.text!r}")
-    _check(["sox", str(raw), "-r", str(SR), "-c", "1", "-b", "16", str(out)], f"resampling {raw}")
+    # -R: repeatable dither; without it every build's speech differs (sox seeds its dither at random).
+    _check(["sox", "-R", str(raw), "-r", str(SR), "-c", "1", "-b", "16", str(out)], f"resampling {raw}")
     raw.unlink()
     samples = _read_wav(out)
     loud = np.flatnonzero(np.abs(samples.astype(np.int32)) > _SILENCE)

@@ -11,7 +11,9 @@ reports the tail of its stderr, because "exit code 1" alone does not tell a user
 from __future__ import annotations
 
 import json
+import logging
 import math
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -23,11 +25,17 @@ from m3graph.errors import InvalidInputError
 from m3graph.graphdb.types import ClipInfo
 from m3graph.settings import PerceptionConfig, Settings
 
+log = logging.getLogger(__name__)
+
 PROBE_TIMEOUT_S = 60.0
 FFMPEG_TIMEOUT_S = 600.0
 # A remainder shorter than this is merged into the previous clip: a container whose audio runs a few
 # milliseconds past a multiple of 30 s must not produce a tiny, frameless trailing clip.
 MIN_TAIL_S = 0.5
+# A source whose video stops this much before the end its header declares is damaged but usable (OpenCV's
+# Megamind_bugy.avi ends two frames early): the last clip is ingested as far as it decodes, with a warning. More
+# than this is a truncated file, which `probe` already refuses (it decodes a frame a second before the end).
+MAX_SHORT_END_S = 1.0
 _STDERR_LINES = 5
 
 
@@ -138,6 +146,14 @@ def _container_kind(path: Path) -> str | None:
 # ---------------------------------------------------------------------------------------------- probing
 
 
+def resolved_source(path: Path) -> str:
+    """The absolute path behind `path` (symbolic links followed); a link loop is an `InvalidVideoError`."""
+    try:
+        return str(Path(path).resolve())
+    except (OSError, RuntimeError) as exc:  # RuntimeError: Python 3.11's "Symlink loop from ..."
+        raise InvalidVideoError(f"{path}: cannot be resolved ({exc})") from None
+
+
 def check_resolution(width: int, height: int, limits: PerceptionConfig, where: str = "video") -> None:
     """Refuses a frame size of zero or one whose frames would not fit in memory (`max_resolution_px`)."""
     if width <= 0 or height <= 0:
@@ -155,14 +171,10 @@ def probe(path: Path, settings: Settings | None = None) -> VideoInfo:
     """
     path = Path(path)
     limits = settings.perception if settings is not None else PerceptionConfig()
-    if not path.exists():
-        raise InvalidVideoError(f"{path}: no such file")
-    if path.is_dir():
-        raise InvalidVideoError(f"{path}: is a directory, not a video file")
-    if not path.is_file():
-        raise InvalidVideoError(f"{path}: not a regular file")
-    if path.stat().st_size == 0:
-        raise InvalidVideoError(f"{path}: the file is empty (0 bytes)")
+    try:
+        _check_file(path)
+    except OSError as exc:  # a directory on the way that this user may not enter
+        raise InvalidVideoError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     proc = _call([_tool("ffprobe"), "-v", "error", "-print_format", "json", "-show_format", "-show_streams",
                   str(path)], f"{path}: probing", PROBE_TIMEOUT_S)
     if proc.returncode != 0:
@@ -188,16 +200,33 @@ def probe(path: Path, settings: Settings | None = None) -> VideoInfo:
     duration = _float(fmt.get("duration")) or _float(video.get("duration"))
     if duration <= 0:
         raise InvalidVideoError(f"{path}: zero duration (the video has no frames to cut into clips)")
-    _check_decodes_near_end(path, _float(video.get("duration")) or duration)
     fps = _fps(video.get("avg_frame_rate")) or _fps(video.get("r_frame_rate"))
+    _check_decodes_near_end(path, _float(video.get("duration")) or duration, fps)
     return VideoInfo(path=path, duration_s=duration, fps=fps, width=width, height=height, has_audio=audio is not None,
                      video_codec=str(video.get("codec_name")), audio_codec=audio.get("codec_name") if audio else None,
                      container=container)
 
 
-def _check_decodes_near_end(path: Path, video_duration_s: float) -> None:
-    """Decodes one tiny grey frame about a second before the end; none means the file is cut short."""
-    tail = max(0.0, video_duration_s - 1.0)
+def _check_file(path: Path) -> None:
+    if not path.exists():
+        raise InvalidVideoError(f"{path}: no such file (or a broken symbolic link)")
+    if path.is_dir():
+        raise InvalidVideoError(f"{path}: is a directory, not a video file")
+    if not path.is_file():
+        raise InvalidVideoError(f"{path}: not a regular file")
+    if not os.access(path, os.R_OK):
+        raise InvalidVideoError(f"{path}: cannot be read (permission denied)")
+    if path.stat().st_size == 0:
+        raise InvalidVideoError(f"{path}: the file is empty (0 bytes)")
+
+
+def _check_decodes_near_end(path: Path, video_duration_s: float, fps: float = 0.0) -> None:
+    """Decodes one tiny grey frame about a second before the end; none means the file is cut short.
+
+    "About a second" is at least one and a half frame intervals: a sparse video (a frame every 10 s, a time-lapse)
+    has no frame in its last second and is not truncated for that.
+    """
+    tail = max(0.0, video_duration_s - max(1.0, 1.5 / fps if fps > 0 else 0.0))
     proc = _call([_tool("ffmpeg"), "-nostdin", "-v", "error", "-ss", f"{tail:.3f}", "-i", str(path), "-map", "0:v:0",
                   "-frames:v", "1", "-vf", "scale=8:8", "-f", "rawvideo", "-pix_fmt", "gray", "-"],
                  f"{path}: decoding the last second", PROBE_TIMEOUT_S)
@@ -263,7 +292,8 @@ def cut_clip(source: Path, window: ClipWindow, out_path: Path) -> Path:
     source, out_path = Path(source), Path(out_path)
     tolerance = _tolerance(_source_fps(source))
     existing = _clip_duration(out_path)
-    if existing is not None and abs(existing - window.duration_s) <= tolerance:
+    if existing is not None and (abs(existing - window.duration_s) <= tolerance
+                                 or _short_end(source, window, existing, tolerance) is not None):
         return out_path
     out_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_path.with_name(out_path.stem + ".part" + out_path.suffix)
@@ -273,13 +303,33 @@ def cut_clip(source: Path, window: ClipWindow, out_path: Path) -> Path:
           "veryfast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-ar", "48000", "-movflags", "+faststart", "-f", "mp4",
           str(tmp)], what)
     got = _clip_duration(tmp)
-    if got is None or abs(got - window.duration_s) > tolerance:
+    short = None if got is None else _short_end(source, window, got, tolerance)
+    if got is None or (abs(got - window.duration_s) > tolerance and short is None):
         tmp.unlink(missing_ok=True)
         found = "no video at all" if got is None else f"{got:.3f} s of video"
         raise InvalidVideoError(f"{what}: got {found} instead of {window.duration_s:.3f} s "
                                 f"(the window lies past the end of the source, or its timestamps are broken)")
+    if short is not None:
+        log.warning("%s", short)
     tmp.replace(out_path)
     return out_path
+
+
+def _short_end(source: Path, window: ClipWindow, got_s: float, tolerance: float) -> str | None:
+    """What was short, when a cut came out short only because the source's video stops early at its very end.
+
+    Only the last window qualifies (it ends where the source's header says the source ends), and only by at most
+    `MAX_SHORT_END_S`; anything else is still an error. None when the cut is not short in that way.
+    """
+    missing = window.duration_s - got_s
+    if missing <= tolerance or missing > MAX_SHORT_END_S + tolerance or got_s <= 0:
+        return None
+    declared = _clip_duration(source)
+    if declared is None or window.end_s < declared - tolerance:
+        return None
+    return (f"{source}: the video stream stops {missing:.3f} s before the end its header declares "
+            f"({window.start_s + got_s:.3f} s of {declared:.3f} s); clip {window.index} is ingested as far as it "
+            f"decodes ({got_s:.3f} s instead of {window.duration_s:.3f} s)")
 
 
 # ---------------------------------------------------------------------------------------------- audio, frames

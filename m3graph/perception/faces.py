@@ -35,6 +35,7 @@ import logging
 import math
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,9 +44,9 @@ import cv2
 import numpy as np
 
 from m3graph.errors import ConfigError, InvalidInputError
-from m3graph.graphdb.types import FaceCluster, FaceObservation
+from m3graph.observations import FaceCluster, FaceObservation
 from m3graph.perception.face_embed import FaceEmbedder, face_quality, get_face_embedder
-from m3graph.settings import PerceptionConfig, Settings
+from m3graph.settings import MODEL_THRESHOLDS, PerceptionConfig, Settings
 
 if TYPE_CHECKING:
     from m3graph.perception.mtcnn import FaceDetection
@@ -61,6 +62,7 @@ __all__ = [
     "cluster_faces",
     "detect_faces",
     "perceive_faces",
+    "track_faces",
 ]
 
 # dlib cosines measured on the test photos (tests/test_faces.py): same person 0.951-0.984 (10 pairs of 5 Obama photos),
@@ -69,12 +71,16 @@ __all__ = [
 # higher because consecutive frames of one person agree more than photos taken on different days.
 DLIB_MIN_SAFE_THRESHOLD = 0.90
 DLIB_CLUSTER_THRESHOLD = 0.93  # recommended perception.face_cluster_threshold for dlib
-DLIB_IDENTITY_THRESHOLD = 0.92  # recommended identity.face_threshold (mean pairwise cosine) for dlib
+DLIB_IDENTITY_THRESHOLD = MODEL_THRESHOLDS["dlib"]  # identity.face_threshold for dlib (`m3graph calibrate faces`)
 # Recommended perception.face_min_quality: MTCNN's confident false positives on blurred background scored quality
 # 0.18-0.26 (det 0.88-0.95) on the test photos, real faces 0.42-0.94 (0.42 = a 37-px face).
 RECOMMENDED_MIN_QUALITY = 0.3
 MIN_DETECTION_FACE_PX = 20.0  # MTCNN's usual floor: P-Net proposals for smaller faces are mostly noise
 JPEG_QUALITY = 90
+# Face tracks (perception.face_track_embed > 0): a face continues a track when its box overlaps the track's last
+# box by IoU >= TRACK_IOU within TRACK_MAX_GAP sampled frames (0.6 s at 5 fps: a blink of the detector).
+TRACK_IOU = 0.3
+TRACK_MAX_GAP = 3
 
 
 @dataclass(frozen=True)
@@ -203,6 +209,102 @@ def _write_crop(frame: np.ndarray, bbox: tuple[int, int, int, int], abs_time_s: 
     return path.resolve().as_uri()
 
 
+def box_iou(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> float:
+    """Intersection over union of two (x1, y1, x2, y2) boxes."""
+    ix = max(0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def track_faces(frame_ids: Sequence[int], boxes: Sequence[tuple[int, int, int, int]], min_iou: float = TRACK_IOU,
+                max_gap: int = TRACK_MAX_GAP) -> list[int]:
+    """A track id per face: each face continues the track whose last box (at most `max_gap` frames back) it
+    overlaps most (IoU >= `min_iou`, greedy by IoU, one face per track per frame); otherwise it starts a track.
+
+    Faces must be given in frame order.
+    """
+    tracks: list[tuple[int, tuple[int, int, int, int]]] = []  # last (frame, box) per track
+    out = [0] * len(frame_ids)
+    i = 0
+    while i < len(frame_ids):
+        j = i
+        while j < len(frame_ids) and frame_ids[j] == frame_ids[i]:
+            j += 1
+        frame = frame_ids[i]
+        live = [t for t in range(len(tracks)) if 0 < frame - tracks[t][0] <= max_gap]
+        pairs = sorted(((box_iou(boxes[f], tracks[t][1]), f, t) for f in range(i, j) for t in live), reverse=True)
+        taken_f: set[int] = set()
+        taken_t: set[int] = set()
+        for iou, f, t in pairs:
+            if iou < min_iou:
+                break
+            if f in taken_f or t in taken_t:
+                continue
+            taken_f.add(f)
+            taken_t.add(t)
+            out[f] = t
+        for f in range(i, j):
+            if f not in taken_f:
+                tracks.append((frame, boxes[f]))
+                out[f] = len(tracks) - 1
+            else:
+                tracks[out[f]] = (frame, boxes[f])
+        i = j
+    return out
+
+
+def _embed_faces(frames: Sequence[tuple[float, np.ndarray]], faces: list[_Face], det_quality: list[float],
+                 embedder: FaceEmbedder, cfg: PerceptionConfig) -> tuple[list[np.ndarray], list[float]]:
+    """Unit vectors and qualities per face. With `face_track_embed` = K > 0 only K faces of each IoU track (the
+    best of each of K equal stretches) are embedded (~70 ms a face, most of perception's time) and the others
+    take their track's mean vector; a track whose embedded faces disagree (a cut, two people crossing) is
+    embedded face by face."""
+    chosen: set[int] = set(range(len(faces)))
+    track_of: list[int] = []
+    if cfg.face_track_embed > 0:
+        track_of = track_faces([f.frame for f in faces], [f.bbox for f in faces])
+        members: dict[int, list[int]] = {}
+        for i, t in enumerate(track_of):
+            members.setdefault(t, []).append(i)
+        chosen = set()
+        for m in members.values():  # the best face of each of K equal stretches of the track, so a cut or a
+            for part in np.array_split(np.asarray(m), min(cfg.face_track_embed, len(m))):  # swap is seen
+                chosen.add(int(max(part.tolist(), key=lambda i: (det_quality[i], -i))))
+    vectors: dict[int, np.ndarray] = {}
+    qualities: dict[int, float] = {}
+
+    def run(idx: list[int]) -> None:
+        by_frame: dict[int, list[int]] = {}
+        for i in idx:
+            by_frame.setdefault(faces[i].frame, []).append(i)
+        for k, group in sorted(by_frame.items()):
+            vecs, qual = embedder.embed(frames[k][1], [faces[i].det for i in group])
+            for i, v, q in zip(group, vecs, qual, strict=True):
+                vectors[i], qualities[i] = v, float(q)
+
+    run(sorted(chosen))
+    if cfg.face_track_embed > 0:
+        members = {}
+        for i, t in enumerate(track_of):
+            members.setdefault(t, []).append(i)
+        redo: list[int] = []
+        for m in members.values():
+            done = [i for i in m if i in vectors]
+            v = np.stack([vectors[i] for i in done])
+            if len(done) > 1 and float((v @ v.T).min()) < cfg.face_cluster_threshold:
+                redo.extend(i for i in m if i not in vectors)
+                continue
+            mean = v.mean(axis=0)
+            mean = mean / np.linalg.norm(mean)
+            for i in m:
+                if i not in vectors:
+                    vectors[i], qualities[i] = mean.astype(v.dtype), det_quality[i]
+        run(redo)
+    return [vectors[i] for i in range(len(faces))], [qualities[i] for i in range(len(faces))]
+
+
 def perceive_faces(
     frames: Sequence[tuple[float, np.ndarray]],
     settings: Settings,
@@ -239,12 +341,10 @@ def perceive_faces(
 
     torch.set_num_threads(cfg.threads)
 
-    faces: list[_Face] = []
-    vectors: list[np.ndarray] = []
-    qualities: list[float] = []
-    for k, (t, frame) in enumerate(frames):
+    def gated(k: int) -> list[tuple[tuple[int, int, int, int], FaceDetection, float]]:
+        frame = frames[k][1]
         h, w = frame.shape[:2]
-        kept: list[tuple[tuple[int, int, int, int], FaceDetection]] = []
+        kept = []
         for det in detect_faces(frame, cfg):
             bbox = clamp_box(det.box, w, h)
             if bbox is None:
@@ -252,18 +352,29 @@ def perceive_faces(
                 continue
             if det.score < cfg.face_min_det_score or min(bbox[2] - bbox[0], bbox[3] - bbox[1]) < cfg.face_min_size_px:
                 continue
-            if cfg.face_min_quality > 0 and face_quality(frame, det.box, det.score) < cfg.face_min_quality:
+            q = face_quality(frame, det.box, det.score)
+            if cfg.face_min_quality > 0 and q < cfg.face_min_quality:
                 continue
-            kept.append((bbox, det))
-        if not kept:
-            continue
-        vecs, qual = embedder.embed(frame, [d for _, d in kept])
-        for (bbox, det), vec, q in zip(kept, vecs, qual, strict=True):
-            faces.append(_Face(frame=k, t=float(t), bbox=bbox, det=det))
-            vectors.append(vec)
-            qualities.append(float(q))
+            kept.append((bbox, det, q))
+        return kept
+
+    # Detection and gating per frame in a small thread pool: torch releases the GIL in MTCNN's convolutions, and
+    # its Python-side pyramid and NMS otherwise leave the second core idle.
+    workers = max(1, min(cfg.face_workers, len(frames)))
+    if workers > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            per_frame = list(pool.map(gated, range(len(frames))))
+    else:
+        per_frame = [gated(k) for k in range(len(frames))]
+    faces: list[_Face] = []
+    det_quality: list[float] = []
+    for k, kept in enumerate(per_frame):
+        for bbox, det, q in kept:
+            faces.append(_Face(frame=k, t=float(frames[k][0]), bbox=bbox, det=det))
+            det_quality.append(q)
     if not faces:
         return []
+    vectors, qualities = _embed_faces(frames, faces, det_quality, embedder, cfg)
 
     labels = cluster_faces(np.stack(vectors), [f.frame for f in faces], cfg.face_cluster_threshold)
     members: dict[int, list[int]] = {}

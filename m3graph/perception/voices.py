@@ -46,10 +46,10 @@ from pathlib import Path
 import numpy as np
 
 from m3graph.errors import ConfigError, InvalidInputError
-from m3graph.graphdb.types import UtteranceObservation, VoiceCluster
+from m3graph.observations import UtteranceObservation, VoiceCluster
 from m3graph.perception.asr import ASR, asr_model
 from m3graph.perception.speaker import SpeakerEmbedder, speaker_embedder, unit
-from m3graph.perception.vad import SAMPLE_RATE, SpeechSegment, detect_speech, load_audio
+from m3graph.perception.vad import SAMPLE_RATE, SpeechSegment, detect_speech, load_audio, merge_segments
 from m3graph.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -63,6 +63,10 @@ WINDOW_HOP_S = 0.5
 SNAP_RADIUS_S = 0.5  # a cut moves to the quietest 20-ms frame within this distance
 ASR_CONTEXT_S = 0.2
 OVERLAP_EPS_S = 1e-3
+# voice_turns = "pooled": turns of at least ANCHOR_MIN_S decide the speakers; a shorter turn joins the closest one
+# when its mean cosine is within SHORT_TURN_SLACK of the clustering threshold.
+ANCHOR_MIN_S = 2.0
+SHORT_TURN_SLACK = 0.1
 
 
 @dataclass(frozen=True)
@@ -212,6 +216,73 @@ def _embedding_turns(audio: np.ndarray, segments: list[SpeechSegment], embedder:
     return turns
 
 
+def join_pauses(segments: list[SpeechSegment], max_gap_s: float) -> list[SpeechSegment]:
+    """Join VAD spans separated by pauses shorter than `max_gap_s` into one turn.
+
+    Conversational speech pauses mid-sentence for 0.3-1 s; cut there, one person's sentence became two short
+    turns whose voice vectors disagree (a 1.6-s Resemblyzer window on 1 s of speech is mostly padding). Joined,
+    the turn is long enough to embed, and a speaker change inside it is still found by `find_turns`.
+    """
+    return merge_segments(segments, max_gap_s, 0.0)
+
+
+def pooled_embedding(embedder: SpeakerEmbedder, wave: np.ndarray) -> np.ndarray:
+    """Unit mean of the turn's 1.6-s windows (hop `WINDOW_HOP_S`): every part of the turn weighs the same."""
+    vectors, _ = embedder.embed_windows(wave, SAMPLE_RATE, WINDOW_HOP_S)
+    return unit(vectors.mean(axis=0))
+
+
+def _pooled_turns(audio: np.ndarray, segments: list[SpeechSegment], embedder: SpeakerEmbedder,
+                  threshold: float, min_speech_s: float, gap_s: float) -> list[_Turn]:
+    """Turns that survive short pauses, each embedded as the mean of its sliding windows."""
+    joined = join_pauses(segments, gap_s)
+    turns = _embedding_turns(audio, joined, embedder, threshold, min_speech_s)
+    out = []
+    for t in turns:
+        wave = audio[int(round(t.start_s * SAMPLE_RATE)) : int(round(t.end_s * SAMPLE_RATE))]
+        out.append(_Turn(t.start_s, t.end_s, pooled_embedding(embedder, wave)))
+    return out
+
+
+def cluster_anchored(vectors: np.ndarray, spans: Sequence[tuple[float, float]], threshold: float,
+                     min_anchor_s: float = ANCHOR_MIN_S) -> list[int]:
+    """Cluster the long turns, then give each short turn to the speaker whose turns it resembles most.
+
+    A turn under `min_anchor_s` has one or two windows of speech, too noisy to found a speaker of its own (on AMI,
+    short turns of one speaker scored as low as strangers); average linkage over the long turns decides who the
+    speakers are, and a short turn joins the cluster with the highest mean cosine when that is at least
+    `threshold - SHORT_TURN_SLACK`, else it stays alone. Labels 0.. in order of first start, like `cluster_voices`.
+    """
+    n = len(spans)
+    if n == 0:
+        return []
+    v = np.asarray(vectors, dtype=np.float64)
+    long_idx = [i for i, (a, b) in enumerate(spans) if b - a >= min_anchor_s]
+    if not long_idx:
+        return cluster_voices(v, spans, threshold)
+    base = cluster_voices(v[long_idx], [spans[i] for i in long_idx], threshold)
+    groups: dict[int, list[int]] = {}
+    for i, label in zip(long_idx, base, strict=True):
+        groups.setdefault(label, []).append(i)
+    members = list(groups.values())
+    for i in range(n):
+        if i in long_idx:
+            continue
+        scores = [float((v[m] @ v[i]).mean()) for m in members]
+        k = int(np.argmax(scores))
+        if scores[k] >= threshold - SHORT_TURN_SLACK:
+            members[k].append(i)
+        else:
+            members.append([i])
+    starts = [a for a, _ in spans]
+    members.sort(key=lambda m: min((starts[i], i) for i in m))
+    labels = [0] * n
+    for label, m in enumerate(members):
+        for i in m:
+            labels[i] = label
+    return labels
+
+
 def _pyannote_turns(audio: np.ndarray, settings: Settings, embedder: SpeakerEmbedder) -> list[_Turn]:
     from m3graph.perception.diarize_pyannote import diarize
 
@@ -251,6 +322,25 @@ def _write_snippet(audio: np.ndarray, start_s: float, end_s: float, abs_start: f
     return path.resolve().as_uri()
 
 
+def speech_turns(audio: np.ndarray, settings: Settings, embedder: SpeakerEmbedder) -> list[_Turn]:
+    """VAD, then speaker turns with voice vectors, by `perception.voice_turns` ("legacy": today's path before
+    issue 10, kept for the benchmark)."""
+    cfg = settings.perception
+    segments = detect_speech(audio, cfg)
+    if cfg.voice_turns == "legacy":
+        return _embedding_turns(audio, segments, embedder, cfg.voice_cluster_threshold, cfg.min_speech_s)
+    return _pooled_turns(audio, segments, embedder, cfg.voice_cluster_threshold, cfg.min_speech_s,
+                         cfg.voice_turn_gap_s)
+
+
+def cluster_turns(vectors: np.ndarray, spans: Sequence[tuple[float, float]], settings: Settings) -> list[int]:
+    """Within-clip speaker labels for turns, by `perception.voice_turns`."""
+    cfg = settings.perception
+    if cfg.voice_turns == "legacy":
+        return cluster_voices(vectors, spans, cfg.voice_cluster_threshold)
+    return cluster_anchored(vectors, spans, cfg.voice_cluster_threshold)
+
+
 def perceive_voices(wav_path: Path, settings: Settings, clip_start_s: float = 0.0, audio_dir: Path | None = None,
                     *, embedder: SpeakerEmbedder | None = None, asr: ASR | None = None,
                     keep_untranscribed: bool = False) -> list[VoiceCluster]:
@@ -284,8 +374,7 @@ def perceive_voices(wav_path: Path, settings: Settings, clip_start_s: float = 0.
     if cfg.diarization == "pyannote":
         turns = _pyannote_turns(audio, settings, embedder)
     else:
-        segments = detect_speech(audio, cfg)
-        turns = _embedding_turns(audio, segments, embedder, cfg.voice_cluster_threshold, cfg.min_speech_s)
+        turns = speech_turns(audio, settings, embedder)
     if not turns:
         return []
     turns = _transcribe(audio, turns, asr or asr_model(cfg.asr_model, cfg.asr_language, cfg.threads))
@@ -301,8 +390,8 @@ def perceive_voices(wav_path: Path, settings: Settings, clip_start_s: float = 0.
         order = {g: k for k, g in enumerate(sorted(first, key=lambda g: (first[g], str(g))))}
         labels = [order[t.group] for t in turns]
     else:
-        labels = cluster_voices(np.stack([t.embedding for t in turns]), [(t.start_s, t.end_s) for t in turns],
-                                cfg.voice_cluster_threshold)
+        labels = cluster_turns(np.stack([t.embedding for t in turns]), [(t.start_s, t.end_s) for t in turns],
+                               settings)
 
     grouped: dict[int, list[UtteranceObservation]] = {}
     for label, t in sorted(zip(labels, turns, strict=True), key=lambda p: (p[0], p[1].start_s)):

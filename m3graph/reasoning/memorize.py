@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from m3graph.errors import NotFoundError
 from m3graph.graphdb.tags import TAG, is_equivalence, parse_tags
 from m3graph.graphdb.types import FaceCluster
 from m3graph.reasoning.llm.base import ChatModel, ImagePart, Message, Part, TextPart, Usage, VideoPart
@@ -45,6 +46,16 @@ _FENCE = re.compile(r"^```[A-Za-z]*\s*|\s*```$")
 _CONTEXT_ECHO = re.compile(r"on screen \d+(\.\d+)?-\d+(\.\d+)? s, \d+ frames|\bspoke \d+ times?\b|"
                            r"alone on screen during \d+ of them", re.IGNORECASE)
 _ECHO_NGRAM = 6  # a memory sharing 6 consecutive words with the instructions is the prompt, not the clip
+# The fixed headers of the perception context (perception_context writes exactly these). Small models copy them
+# back with the data that followed ("The voices heard in this clip (what each voice said …): {"); 5 shared words
+# are an echo, since no observation of a clip says "in this clip what each voice".
+FACES_HEADER = "Faces in this clip:"
+NO_FACES = "Faces in this clip: none detected."
+VOICES_HEADER = "Voices in this clip (what each voice said, seconds from the clip start):"
+NO_VOICES = "Voices in this clip: none heard."
+_HEADER_NGRAM = 5
+# JSON syntax inside one memory string: a brace, or a quoted key followed by a colon ("text": ...).
+_JSON_FRAGMENT = re.compile(r'[{}]|"\s*:|\[\s*"')
 
 OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -196,14 +207,19 @@ def _ngrams(words: list[str], n: int) -> set[tuple[str, ...]]:
 
 _PROMPT_WORDS = " ".join(_words(SYSTEM_PROMPT))
 _PROMPT_NGRAMS = _ngrams(_words(SYSTEM_PROMPT), _ECHO_NGRAM)
+_HEADER_NGRAMS = set().union(*(_ngrams(_words(h), _HEADER_NGRAM) for h in (FACES_HEADER, NO_FACES, VOICES_HEADER,
+                                                                             NO_VOICES)))
 
 
 def _echoes_prompt(text: str) -> bool:
-    if _CONTEXT_ECHO.search(text):
+    """The instructions, the context's headers or its JSON copied back instead of an observation."""
+    if _CONTEXT_ECHO.search(text) or _JSON_FRAGMENT.search(text) or text.rstrip().endswith(":"):
         return True
     if is_equivalence(text):
         return False
     words = _words(text)
+    if _ngrams(words, _HEADER_NGRAM) & _HEADER_NGRAMS:
+        return True
     return bool(_ngrams(words, _ECHO_NGRAM) & _PROMPT_NGRAMS) or (
         len(words) >= 3 and f" {' '.join(words)} " in f" {_PROMPT_WORDS} ")
 
@@ -246,7 +262,7 @@ def perception_context(clip: ClipPerception, images: bool) -> list[Part]:
     parts: list[Part] = []
     width = max((o.bbox[2] for _, c in clip.faces for o in c.observations), default=1) or 1
     if clip.faces:
-        parts.append(TextPart("Faces in this clip:"))
+        parts.append(TextPart(FACES_HEADER))
         for eid, cluster in sorted(clip.faces, key=lambda f: f[0]):
             times = [o.frame_time_s - clip.start_s for o in cluster.observations]
             parts.append(TextPart(f"<face_{eid}>: on screen {min(times):.1f}-{max(times):.1f} s, "
@@ -255,18 +271,17 @@ def perception_context(clip: ClipPerception, images: bool) -> list[Part]:
             if crop and Path(_local(crop)).is_file():
                 parts.append(ImagePart(_local(crop)))
     else:
-        parts.append(TextPart("Faces in this clip: none detected."))
+        parts.append(TextPart(NO_FACES))
     voices: dict[str, list[dict[str, Any]]] = {}
     for eid, voice in sorted(clip.voices, key=lambda v: v[0]):
         voices[f"<voice_{eid}>"] = [{"start": round(u.start_s - clip.start_s, 1),
                                      "end": round(u.end_s - clip.start_s, 1),
                                      "text": " ".join(u.text.split())} for u in voice.utterances]
     if voices:
-        parts.append(TextPart("Voices in this clip (what each voice said, seconds from the clip start):\n"
-                              + json.dumps(voices, ensure_ascii=False)))
+        parts.append(TextPart(VOICES_HEADER + "\n" + json.dumps(voices, ensure_ascii=False)))
         parts += [TextPart(line) for line in _who_was_visible(clip)]
     else:
-        parts.append(TextPart("Voices in this clip: none heard."))
+        parts.append(TextPart(NO_VOICES))
     return parts
 
 
@@ -358,7 +373,7 @@ class ReplayMemorizer:
     def memorize(self, clip: ClipPerception) -> Memorization:
         raw = self.raw_by_clip.get((clip.video_id, clip.clip_index))
         if raw is None:
-            raise KeyError(f"no stored model output for clip {clip.video_id}#{clip.clip_index}")
+            raise NotFoundError(f"no stored model output for clip {clip.video_id}#{clip.clip_index}")
         report = ParseReport()
         try:
             parsed: tuple[list[Any], list[Any]] | None = parse_memory_output(raw)

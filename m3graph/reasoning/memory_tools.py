@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 from m3graph.embedding import TextEmbedder
@@ -61,13 +62,18 @@ class MemoryTools:
     """One question's view of memory; remembers which clips were already shown (no repeats across rounds)."""
 
     def __init__(self, search: MemorySearch, embedder: TextEmbedder, settings: Settings,
-                 videos: Sequence[str] | None = None, before_clip: int | None = None) -> None:
+                 videos: Sequence[str] | None = None, before_clip: int | None = None,
+                 since: datetime | None = None, until: datetime | None = None) -> None:
         self.search = search
+        self.since, self.until = since, until  # an optional window on the clips' absolute start time
         self.embedder = embedder
         self.cfg = settings.search
         self.videos = list(videos) if videos else None
         self.before_clip = before_clip
         self.shown: list[str] = []
+        self.times: dict[str, str] = {}  # clip label -> when it happened, where the clip has a time
+        self.dates: dict[str, str] = {}  # clip label -> its calendar date, where the clip has an absolute start
+        self.line_scores: dict[tuple[str, str], float] = {}  # (label, line) -> its cosine to the last query
 
     # -- presentation --------------------------------------------------------------------------------
     def label(self, video_id: str, clip_index: int) -> str:
@@ -80,8 +86,17 @@ class MemoryTools:
         for r in sorted(results, key=lambda c: (c.video_id, c.clip_index)):
             lines = [m.text for m in r.memories if not is_equivalence(m.raw_text)]
             if lines:
-                knowledge[self.label(r.video_id, r.clip_index)] = lines
+                label = self.label(r.video_id, r.clip_index)
+                knowledge[label] = lines
                 keys.append(clip_key(r.video_id, r.clip_index))
+                when = clip_time(r)
+                if when:
+                    self.times[label] = when
+                if r.started_at is not None:
+                    self.dates[label] = f"{r.started_at.day} {r.started_at:%B %Y}"
+                for m in r.memories:
+                    if m.score is not None:
+                        self.line_scores[(label, m.text)] = m.score
         return knowledge, keys
 
     def _vector(self, query: str) -> list[float]:
@@ -89,10 +104,11 @@ class MemoryTools:
 
     # -- tools ---------------------------------------------------------------------------------------
     def search_clip(self, query: str, fallback: bool = True) -> ToolResult:
-        """The best clips not shown yet (top-k above the clip threshold), all their memories."""
+        """The best clips not shown yet (hybrid: vector floored + full text, fused), all their memories."""
         chars = characters_in(query)
         results = self.search.search_clip(self._vector(query), self.videos, self.before_clip, exclude=self.shown,
-                                          k=self.cfg.clip_topk, threshold=self.cfg.clip_threshold, characters=chars)
+                                          k=self.cfg.clip_topk, characters=chars, text=TAG.sub(" ", query).strip(),
+                                          since=self.since, until=self.until)
         knowledge, keys = self._knowledge(results)
         self.shown += [k for k in keys if k not in self.shown]
         if not knowledge and fallback:
@@ -105,12 +121,12 @@ class MemoryTools:
             return node
         return ToolResult("search_clip", query, knowledge, keys)
 
-    def search_node(self, query: str) -> ToolResult:
+    def search_node(self, query: str, k: int | None = None) -> ToolResult:
         """The top memories one by one (hybrid vector + full-text), grouped by clip; scoped to named characters."""
         chars = characters_in(query)
         text = TAG.sub(" ", query).strip() or None
-        results = self.search.search_node(self._vector(query), self.videos, self.before_clip, k=self.cfg.node_topk,
-                                          characters=chars, text=text)
+        results = self.search.search_node(self._vector(query), self.videos, self.before_clip, k=k or self.cfg.node_topk,
+                                          characters=chars, text=text, since=self.since, until=self.until)
         knowledge, keys = self._knowledge(results)
         return ToolResult("search_node", query, knowledge, keys)
 
@@ -137,6 +153,21 @@ class MemoryTools:
     def m3_search(self, query: str) -> ToolResult:
         """The M3 contract's one search action, routed by what the query asks for."""
         return self.search_node(query) if wants_node_search(query) else self.search_clip(query)
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(round(seconds)), 60)
+    return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}" if minutes >= 60 else f"{minutes}:{secs:02d}"
+
+
+def clip_time(clip: ClipResult) -> str | None:
+    """When a clip happened, as the controller shows it: the absolute start where known (a conversation
+    session's date, a video's recording time), else its span within the video. Clips can be any length."""
+    if clip.started_at is not None:
+        return f"{clip.started_at.day} {clip.started_at:%B %Y, %H:%M}"
+    if clip.start_s is not None and clip.end_s is not None:
+        return f"{_clock(clip.start_s)}-{_clock(clip.end_s)} of the video"
+    return None
 
 
 def describe(result: ToolResult) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from m3graph.graphdb.types import FaceCluster, VoiceCluster
+from m3graph.perception.scene import describe_clip
 from m3graph.reasoning.llm.base import Usage
 
 
@@ -44,7 +45,7 @@ def _span(cluster: FaceCluster) -> tuple[float, float]:
 
 
 class PerceptionMemorizer:
-    """Deterministic: on-screen presence and speaker-attributed utterances, in time order."""
+    """Deterministic: on-screen presence, speaker-attributed utterances and the scene's look, in time order."""
 
     name = "perception"
 
@@ -58,6 +59,8 @@ class PerceptionMemorizer:
                 text = " ".join(u.text.split())
                 if text:
                     events.append((u.start_s, f'<voice_{entity_id}> says: "{text}"'))
+        # What the frames show, so a clip without people still leaves a memory (issue 10).
+        events.extend(describe_clip(clip.clip_path, clip.start_s, clip.end_s - clip.start_s))
         if len(clip.faces) > 1:
             together = " and ".join(f"<face_{eid}>" for eid, _ in sorted(clip.faces))
             events.append((clip.start_s, f"{together} appear in the same scene."))

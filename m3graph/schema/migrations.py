@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+from m3graph.cypher import query
 from m3graph.errors import SchemaVersionError
-from m3graph.graphdb.executor import Executor
 from m3graph.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -23,12 +23,29 @@ UNIQUE_KEYS = ("video", "clip", "face", "voice", "face_obs", "utterance", "memor
 VECTOR_INDEXES = {"face_centroid": "face", "voice_centroid": "voice", "memory_embedding": "text"}
 
 
+class Executor(Protocol):
+    """What migrations need from `m3graph.graphdb.executor.Executor`, so the schema layer does not import the store
+    (graphdb -> schema is the one direction: the store applies migrations on connect)."""
+
+    def read(self, name: str, /, **params: Any) -> list[dict[str, Any]]: ...
+
+    def write(self, name: str, /, **params: Any) -> list[dict[str, Any]]: ...
+
+    def schema(self, name: str, /, **params: Any) -> None: ...
+
+    @property
+    def capabilities(self) -> Any: ...  # m3graph.graphdb.executor.Capabilities
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int
     description: str
     statements: tuple[str, ...]
     vector: bool = False  # statements take the vector-index parameters
+    # A server capability (attribute of executor.capabilities) the migration needs; without it the migration is
+    # left unapplied (and unrecorded), so it runs once the server is upgraded.
+    requires: str | None = None
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -53,6 +70,16 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "single-property video_id indexes for per-video filters",
               ("schema/range_memory_video", "schema/range_clip_video", "schema/range_face_obs_video",
                "schema/range_utterance_video")),
+    # Conversations: speakers keyed by (source, name) with ids from the entity counter; sessions found by date.
+    Migration(6, "speaker constraints and index, clip start-time index",
+              ("schema/unique_speaker", "schema/unique_speaker_id", "schema/range_speaker_source",
+               "schema/range_clip_started_at")),
+    # Neo4j 2026.x: the memory index declares its filter properties for in-index filtering (SEARCH ... WHERE).
+    Migration(8, "memory vector index with filter properties (video_id, clip_index, kind, is_equivalence)",
+              ("schema/drop_memory_embedding", "schema/vector_memory_embedding_filtered"), vector=True,
+              requires="vector_filters"),
+    # Hybrid search ranks by BM25 over stemmed words without stop words ("drinks" finds "drink").
+    Migration(9, "English-analysed full-text index over memory text", ("schema/fulltext_memory_text_en",)),
 )
 LATEST = MIGRATIONS[-1].version
 
@@ -62,9 +89,21 @@ def _dims(settings: Settings) -> dict[str, int]:
             "text": settings.memory.text_dim}
 
 
+def memory_index_statement(executor: Executor) -> str:
+    """The DDL file that (re-)creates the memory vector index on this server: with filter properties on 2026.x."""
+    if executor.capabilities.vector_filters:
+        return "schema/vector_memory_embedding_filtered"
+    return "schema/vector_memory_embedding"
+
+
+def applicable(executor: Executor) -> tuple[Migration, ...]:
+    """The migrations this server can run (all of them on 2026.x; 5.26 skips the 2026-only ones)."""
+    return tuple(m for m in MIGRATIONS if m.requires is None or getattr(executor.capabilities, m.requires))
+
+
 def _vector_params(settings: Settings, index: str) -> dict[str, Any]:
     cfg = settings.vector_index
-    return {"dim": _dims(settings)[VECTOR_INDEXES[index]], "quantization": cfg.quantization,
+    return {"dim": _dims(settings)[VECTOR_INDEXES[index.removesuffix("_filtered")]], "quantization": cfg.quantization,
             "hnsw_m": cfg.hnsw_m, "ef_construction": cfg.ef_construction}
 
 
@@ -84,7 +123,8 @@ def check_schema(executor: Executor, settings: Settings) -> None:
         if have != dims[kind]:
             raise SchemaVersionError(
                 f"vector index {row['name']} has {have} dimensions but the configured {kind} model produces "
-                f"{dims[kind]}; use a separate database or re-create the index after re-embedding"
+                f"{dims[kind]}; move the graph to the configured model with `m3graph reembed --kind {kind}`, "
+                "or use a separate database"
             )
 
 
@@ -93,12 +133,12 @@ def apply_migrations(executor: Executor, settings: Settings, await_timeout_s: in
     check_schema(executor, settings)
     applied = {row["version"] for row in executor.read("schema/applied_migrations")}
     ran: list[int] = []
-    for migration in MIGRATIONS:
+    for migration in applicable(executor):
         if migration.version in applied:
             continue
         for statement in migration.statements:
             index = statement.removeprefix("schema/vector_")
-            params = _vector_params(settings, index) if migration.vector else {}
+            params = _vector_params(settings, index) if migration.vector and query(statement).params else {}
             executor.schema(statement, **params)
         executor.write("schema/record_migration", version=migration.version, description=migration.description)
         log.info("applied schema migration %d: %s", migration.version, migration.description)

@@ -1,12 +1,14 @@
 // mode: read
 // params: ids
-// returns: entities, edges, cannot
+// returns: entities, edges, cannot, manual
 CALL () {
   UNWIND $ids AS id
   CALL (id) {
     MATCH (e:Face {entity_id: id}) RETURN e, 'face' AS kind
     UNION
     MATCH (e:Voice {entity_id: id}) RETURN e, 'voice' AS kind
+    UNION
+    MATCH (e:Speaker {entity_id: id}) RETURN e, 'speaker' AS kind
   }
   OPTIONAL MATCH (e)-[:IS]->(c:Character)
   RETURN collect({id: e.entity_id, kind: kind, char_id: c.char_id}) AS entities
@@ -21,4 +23,12 @@ CALL () {
   WHERE a.entity_id IN $ids AND b.entity_id IN $ids
   RETURN collect([a.entity_id, b.entity_id]) AS cannot
 }
-RETURN entities, edges, cannot
+CALL () {
+  // Manual identity votes (m3graph.graphdb.votes): the newest active vote on a pair wins.
+  MATCH (v:IdentityVote)
+  WHERE v.undone_at IS NULL AND v.a IN $ids AND v.b IN $ids
+  WITH v ORDER BY v.vote_id DESC
+  WITH v.a AS a, v.b AS b, collect(v.verdict)[0] AS verdict
+  RETURN collect({a: a, b: b, verdict: verdict}) AS manual
+}
+RETURN entities, edges, cannot, manual

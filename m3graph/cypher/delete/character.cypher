@@ -13,6 +13,8 @@ CALL () {
     MATCH (e:Face {entity_id: id}) RETURN e
     UNION
     MATCH (e:Voice {entity_id: id}) RETURN e
+    UNION
+    MATCH (e:Speaker {entity_id: id}) RETURN e
   }
   OPTIONAL MATCH (o)-[:OF]->(e) WHERE o:FaceObs OR o:Utterance
   DETACH DELETE o

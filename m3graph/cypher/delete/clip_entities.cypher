@@ -10,5 +10,7 @@ CALL (c) {
   UNWIND coalesce(c.vote_pairs, []) + coalesce(c.cooccur_pairs, []) AS p
   UNWIND split(p, ':') AS id
   RETURN toInteger(id) AS id
+  UNION
+  MATCH (c)<-[:SPEAKS_IN]-(s:Speaker) RETURN s.entity_id AS id
 }
 RETURN collect(DISTINCT id) AS entity_ids

@@ -7,6 +7,8 @@ CALL (id) {
   MATCH (e:Face {entity_id: id}) RETURN e
   UNION
   MATCH (e:Voice {entity_id: id}) RETURN e
+  UNION
+  MATCH (e:Speaker {entity_id: id}) RETURN e
 }
 OPTIONAL MATCH (e)-[:IS]->(c:Character)
 DETACH DELETE e

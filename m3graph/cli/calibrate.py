@@ -1,0 +1,112 @@
+"""`m3graph calibrate faces|voices`: identity thresholds measured on real labelled people.
+
+Prints markdown tables (the ones docs/evaluation.md "Identity calibration" quotes): the same/different cosine
+distributions, EER and chosen threshold with margins, and pairwise / B-cubed identity precision-recall of
+average-linkage clustering per threshold. The values chosen from these runs live in one place each:
+`settings.MODEL_THRESHOLDS` (identity, per embedder) and the `PerceptionConfig` clustering defaults; the command
+prints the settings in force beside the measurement.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from m3graph.settings import load_settings
+
+DEFAULT_DATA = Path("../shared/data/identity")
+DEFAULT_MEDIA = Path(".m3graph/identity-media")
+
+
+def _sep_table(reports: list) -> str:  # list[EmbedderReport]
+    lines = ["| embedder | set | items / ids | same median (p05) | different median (p95) | EER (at) | threshold "
+             "(balanced acc.) | margins same / diff |", "|---|---|---|---|---|---|---|---|"]
+    for r in reports:
+        s = r.separation
+        lines.append(f"| {r.name} | {r.dataset} | {r.items} / {r.identities} | {s.same_median:.3f} ({s.same_p05:.3f})"
+                     f" | {s.diff_median:.3f} ({s.diff_p95:.3f}) | {s.eer:.1%} ({s.eer_threshold:.3f}) | "
+                     f"{s.threshold:.3f} ({s.balanced_accuracy:.1%}) | {s.margin_same:+.3f} / {s.margin_diff:+.3f} |")
+    return "\n".join(lines)
+
+
+def _sweep_table(reports: list) -> str:
+    lines = ["| embedder | set | best clustering threshold (F1 within 0.01 of best) | clusters / ids | "
+             "pairwise P / R / F1 | B-cubed P / R / F1 |", "|---|---|---|---|---|---|"]
+    for r in reports:
+        b = r.best
+        near = [x.threshold for x in r.sweep if x.pairwise.f1 >= b.pairwise.f1 - 0.01]
+        lines.append(f"| {r.name} | {r.dataset} | {b.threshold:.3f} ({min(near):.3f}-{max(near):.3f}) | "
+                     f"{b.clusters} / {r.identities} | "
+                     f"{b.pairwise.precision:.3f} / {b.pairwise.recall:.3f} / {b.pairwise.f1:.3f} | "
+                     f"{b.bcubed.precision:.3f} / {b.bcubed.recall:.3f} / {b.bcubed.f1:.3f} |")
+    return "\n".join(lines)
+
+
+@click.group()
+def calibrate() -> None:
+    """Identity thresholds measured on real labelled faces and voices."""
+
+
+@calibrate.command("faces")
+@click.option("--data", type=click.Path(exists=True, file_okay=False, path_type=Path), default=DEFAULT_DATA,
+              show_default=True, help="the identity set (faces/identities.csv)")
+def faces_cmd(data: Path) -> None:
+    """Same/different distributions, EER and thresholds of the face embedder on 61 labelled photos."""
+    from m3graph.perception.calibrate_media import calibrate_faces
+
+    settings = load_settings()
+    report = calibrate_faces(data / "faces", settings)
+    click.echo(_sep_table([report]))
+    click.echo()
+    click.echo(_sweep_table([report]))
+    if report.skipped:
+        click.echo(f"\nskipped: {', '.join(report.skipped)}")
+    click.echo(f"\nsettings: identity.face_threshold {settings.face_match_threshold:.3f}, "
+               f"perception.face_cluster_threshold {settings.perception.face_cluster_threshold:.3f}")
+
+
+@calibrate.command("voices")
+@click.option("--data", type=click.Path(exists=True, file_okay=False, path_type=Path), default=DEFAULT_DATA,
+              show_default=True, help="the identity set (voices/librispeech_test-other)")
+@click.option("--media", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_MEDIA,
+              show_default=True, help="scripts/fetch_identity_media.sh output (phone call, AMI clips)")
+@click.option("--report", "full", is_flag=True, help="also run the voice pipeline (legacy vs pooled) on the "
+              "phone call and the AMI clips and score pairwise F1 against their RTTM turns")
+def voices_cmd(data: Path, media: Path, full: bool) -> None:
+    """Same/different distributions, EER and thresholds of the speaker embedder on read and conversational speech."""
+    from m3graph.perception.calibrate_media import (
+        calibrate_librispeech,
+        calibrate_oracle_turns,
+        score_pipeline,
+        with_perception,
+    )
+
+    settings = load_settings()
+    voices = data / "voices" / "librispeech_test-other"
+    reports = [calibrate_librispeech(voices, settings, m) for m in ("utterance", "pooled")]
+    have_media = (media / "pyannote" / "audio" / "sample" / "sample.wav").is_file()
+    if have_media:
+        for dataset in ("phone", "ami"):
+            reports.extend(calibrate_oracle_turns(media, settings, dataset, m) for m in ("utterance", "pooled"))
+    click.echo(_sep_table(reports))
+    click.echo()
+    click.echo(_sweep_table(reports))
+    click.echo(f"\nsettings: identity.voice_threshold {settings.voice_match_threshold:.3f}, "
+               f"perception.voice_cluster_threshold {settings.perception.voice_cluster_threshold:.3f}")
+    if not have_media:
+        click.echo(f"\n(no phone call / AMI clips in {media}: run scripts/fetch_identity_media.sh)")
+        return
+    if not full:
+        return
+    click.echo("\n| method | set | within-clip pairwise P / R / F1 | within B-cubed F1 | across clips pairwise "
+               "P / R / F1 | across B-cubed F1 | speech covered | speakers found / true |")
+    click.echo("|---|---|---|---|---|---|---|---|")
+    for method in ("legacy", "pooled"):
+        variant = with_perception(settings, voice_turns=method)
+        for dataset in ("phone", "ami"):
+            s = score_pipeline(media, variant, dataset, settings.voice_match_threshold)
+            click.echo(f"| {method} | {dataset} | {s.within.precision:.3f} / {s.within.recall:.3f} / "
+                       f"{s.within.f1:.3f} | {s.within_bcubed.f1:.3f} | {s.across.precision:.3f} / "
+                       f"{s.across.recall:.3f} / {s.across.f1:.3f} | {s.across_bcubed.f1:.3f} | {s.coverage:.1%} | "
+                       f"{s.speakers_found} / {s.speakers_true} |")

@@ -1,0 +1,75 @@
+"""`m3graph ingest-chat`: conversations and transcripts into the memory graph."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from m3graph.ingest.chat.formats import FORMATS
+from m3graph.settings import Settings
+
+
+@click.command("ingest-chat")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--source-id", help="Store every FILE under this source (default: each file's own id or stem).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
+              help="File format; auto picks by extension and content.")
+@click.option("--memorize/--no-llm", "use_model", default=False, show_default=True,
+              help="Write each session's memories with the configured model (settings.llm.memorize); without "
+                   "it every turn becomes one episodic memory.")
+@click.option("--keep-turns", is_flag=True, help="With --memorize: also keep every turn as a memory.")
+@click.option("--started-at", type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"]),
+              help="Start time (UTC) for sessions whose file gives none (subtitles, plain transcripts).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summaries as JSON.")
+@click.pass_obj
+def ingest_chat(settings: Settings, files: tuple[Path, ...], source_id: str | None, fmt: str, use_model: bool,
+                keep_turns: bool, started_at: datetime | None, as_json: bool) -> None:
+    """Ingest conversations and transcripts: LoCoMo or generic JSON, SRT/WebVTT, "Speaker: text".
+
+    Every file is parsed and validated before anything is written (a malformed file is reported with its
+    line and nothing is stored). Each session becomes a clip, each turn an episodic memory; sessions already
+    in the graph are skipped, so re-running appends only what is new.
+    """
+    from m3graph.cli import _graph
+    from m3graph.embedding import text_embedder
+    from m3graph.graphdb.types import check_video_id
+    from m3graph.ingest.chat.formats import load_conversation
+    from m3graph.ingest.chat.ingest import ingest_conversation
+    from m3graph.ingest.chat.memorize_session import make_session_memorizer
+
+    if source_id is not None:
+        check_video_id(source_id)
+    convs = []
+    for path in files:
+        conv, _ = load_conversation(path, fmt, source_id)
+        check_video_id(conv.source_id)
+        if started_at is not None:
+            when = started_at.replace(tzinfo=UTC)
+            conv = replace(conv, sessions=tuple(s if s.started_at else replace(s, started_at=when)
+                                                for s in conv.sessions))
+        convs.append(conv)
+    memorizer = make_session_memorizer(settings, keep_turns) if use_model else None
+    if use_model and memorizer is None:
+        click.echo("note: no chat model is configured (llm.memorize.backend = none): every turn becomes a memory",
+                   err=True)
+    embedder = text_embedder(settings)
+    summaries = []
+    try:
+        with _graph(settings) as graph:
+            for conv in convs:
+                summary = ingest_conversation(graph, conv, embedder, memorizer)
+                summaries.append(summary)
+                if not as_json:
+                    click.echo(f"{conv.path}: source {summary.source_id}: {len(summary.sessions_written)} sessions "
+                               f"written (clips {summary.sessions_written}), {summary.sessions_skipped} already "
+                               f"stored; {summary.turns} turns, {summary.episodic} episodic + {summary.semantic} "
+                               f"semantic memories, {summary.speakers_created} new speakers")
+    finally:
+        if memorizer is not None:
+            memorizer.model.close()
+    if as_json:
+        click.echo(json.dumps([asdict(s) for s in summaries], indent=2))

@@ -1,0 +1,28 @@
+"""`m3graph clips VIDEO`: each clip's progress as the graph records it (m3graph/graphdb/clip_state.py)."""
+
+from __future__ import annotations
+
+import click
+
+from m3graph.settings import Settings
+
+
+@click.command("clips")
+@click.argument("video_id")
+@click.pass_obj
+def clips(settings: Settings, video_id: str) -> None:
+    """Show every clip of a video with its state (planned, perceived, resolved, memorized, *_failed) and why."""
+    from m3graph.cli import _graph
+    from m3graph.errors import NotFoundError
+
+    with _graph(settings) as graph:
+        states = graph.clip_states(video_id)
+    if not states:
+        raise NotFoundError(f"video {video_id} has no clips in the graph")
+    for p in states:
+        when = p.at.strftime("%Y-%m-%d %H:%M:%S") if p.at else "-"
+        state = p.state.value if p.state else "-"
+        click.echo(f"{p.clip_index:5d}  {state:16s} {when}  {p.reason or ''}".rstrip())
+    failed = [p.clip_index for p in states if p.state is not None and p.state.value.endswith("_failed")]
+    if failed:
+        click.echo(f"{len(failed)} failed; `m3graph memorize {video_id} --failed` redoes memorize_failed clips")

@@ -1,0 +1,41 @@
+"""`m3graph cypher "QUERY" [--param k=v]`: guarded read-only Cypher (m3graph/graphdb/guarded.py) from a shell."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from m3graph.settings import Settings
+
+
+def _param(raw: str) -> tuple[str, object]:
+    from m3graph.errors import InvalidInputError
+
+    key, sep, value = raw.partition("=")
+    if not sep or not key.isidentifier():
+        raise InvalidInputError(f"--param {raw!r}: expected NAME=VALUE")
+    try:
+        return key, json.loads(value)  # numbers, lists, true/false/null as JSON; anything else is a string
+    except json.JSONDecodeError:
+        return key, value
+
+
+@click.command("cypher")
+@click.argument("query")
+@click.option("--param", "params", multiple=True, help="NAME=VALUE (JSON or a plain string); repeatable.")
+@click.option("--timeout", "timeout_s", type=float, default=10.0, show_default=True, help="Server-side limit, s.")
+@click.option("--max-rows", type=int, default=1000, show_default=True)
+@click.pass_obj
+def cypher(settings: Settings, query: str, params: tuple[str, ...], timeout_s: float, max_rows: int) -> None:
+    """Run a READ-ONLY Cypher query through the guard; prints one JSON object per row (embeddings hidden)."""
+    from m3graph.cli import _graph
+    from m3graph.graphdb.guarded import run_guarded
+
+    values = dict(_param(p) for p in params)
+    with _graph(settings) as graph:
+        out = run_guarded(graph.ex.driver, graph.ex.database, query, values, timeout_s=timeout_s, max_rows=max_rows)
+    for row in out.rows:
+        click.echo(json.dumps(row, default=str))
+    for note in out.notes:
+        click.echo(note, err=True)

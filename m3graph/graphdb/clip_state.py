@@ -1,0 +1,99 @@
+"""Per-clip progress on the `Clip` node: the one store the CLI, the workers, MCP and the explorer read.
+
+A clip moves ``planned → perceived → resolved → memorized``. *Resolve* (clip, identities, meta-clip vote) is
+one transaction that also sets ``resolved``, so a resolve either happened with its state or not at all; a
+failed one is recorded as ``resolve_failed`` and leaves the graph as it was. *Memorize* (the clip's memories
+and memory votes) is replaceable: its write sets ``memorized`` in the same transaction, and a failure is
+recorded as ``memorize_failed`` with the reason while the clip's previous memories stay as they were.
+
+Moves that only record work done outside the graph (planned, perceived) are guarded so they never undo a
+later state; the transactional moves (resolved, memorized) and the failures always apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+
+from m3graph.graphdb.executor import Executor, Tx
+from m3graph.graphdb.types import ClipInfo
+
+
+class ClipState(StrEnum):
+    PLANNED = "planned"
+    PERCEIVED = "perceived"
+    RESOLVED = "resolved"
+    MEMORIZED = "memorized"
+    RESOLVE_FAILED = "resolve_failed"
+    MEMORIZE_FAILED = "memorize_failed"
+
+
+# A clip in one of these has its identities in the graph: later clips of its video may resolve.
+RESOLVED_STATES = frozenset({ClipState.RESOLVED, ClipState.MEMORIZED, ClipState.MEMORIZE_FAILED})
+_BEFORE_PERCEIVED = [ClipState.PLANNED.value]
+
+
+@dataclass(frozen=True)
+class ClipProgress:
+    video_id: str
+    clip_index: int
+    state: ClipState | None  # None: a clip that no ingestion wrote (an import, a test fixture)
+    reason: str | None
+    at: datetime | None
+
+    @property
+    def resolved(self) -> bool:
+        return self.state in RESOLVED_STATES
+
+
+def set_state_tx(tx: Tx, video_id: str, clip_index: int, state: ClipState, reason: str | None = None,
+                 only_from: Sequence[str] | None = None) -> bool:
+    """Sets the state inside a running transaction; False when the clip is missing or the guard refused."""
+    return tx.single("clip/set_state", video_id=video_id, clip_index=clip_index, state=state.value,
+                     reason=reason, only_from=None if only_from is None else list(only_from)) is not None
+
+
+def set_state(ex: Executor, video_id: str, clip_index: int, state: ClipState, reason: str | None = None) -> bool:
+    """Records a failure or an explicit move; always applies to an existing clip."""
+    return ex.write_tx(lambda tx: set_state_tx(tx, video_id, clip_index, state, reason), label="clip_state")
+
+
+def plan_tx(tx: Tx, clips: Sequence[ClipInfo], video_name: str | None = None) -> None:
+    """Creates the planned clips of a submission (or keeps them as they are): progress is visible from the start.
+
+    The clip's properties are the ones resolve writes later (one builder, `ClipInfo.upsert_params`), so planning
+    a clip that is already resolved or memorized changes nothing.
+    """
+    for clip in clips:
+        tx.run("graph/upsert_clip", **clip.upsert_params(video_name))
+        set_state_tx(tx, clip.video_id, clip.clip_index, ClipState.PLANNED, None, only_from=[])
+
+
+def plan(ex: Executor, clips: Sequence[ClipInfo], video_name: str | None = None) -> None:
+    if clips:
+        ex.write_tx(lambda tx: plan_tx(tx, clips, video_name), label="plan_clips")
+
+
+def mark_perceived(ex: Executor, video_id: str, clip_index: int) -> bool:
+    """Perception output is on disk; a clip already further along keeps its state."""
+    return ex.write_tx(lambda tx: set_state_tx(tx, video_id, clip_index, ClipState.PERCEIVED, None,
+                                               only_from=_BEFORE_PERCEIVED), label="clip_perceived")
+
+
+def states(ex: Executor, video_id: str) -> list[ClipProgress]:
+    out = []
+    for row in ex.read("clip/states", video_id=video_id):
+        ms = row["state_ms"]
+        out.append(ClipProgress(
+            video_id=video_id, clip_index=int(row["clip_index"]),
+            state=ClipState(row["state"]) if row["state"] in ClipState._value2member_map_ else None,
+            reason=row["reason"], at=datetime.fromtimestamp(ms / 1000, UTC) if ms is not None else None))
+    return out
+
+
+def unresolved_before(ex: Executor, video_id: str, clip_index: int) -> list[int]:
+    """Earlier clips of the video that are not resolved yet (missing, planned, perceived or resolve_failed)."""
+    done = {p.clip_index for p in states(ex, video_id) if p.resolved}
+    return [i for i in range(clip_index) if i not in done]

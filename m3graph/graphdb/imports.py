@@ -1,0 +1,66 @@
+"""Writing an imported memory graph (a research-code VideoGraph pickle) as ONE transaction: all or nothing.
+
+The importer (m3graph/ingest/m3_import.py) parses, renumbers and embeds; this module is the only writer of
+what it produced, so the import's write has one implementation behind `MemoryGraph.write_import`. Imported
+clips are complete (they arrive with their memories), so they are marked `memorized` with the write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from m3graph.errors import InvalidInputError
+from m3graph.graphdb.characters import refresh_characters
+from m3graph.graphdb.clip_state import ClipState, set_state_tx
+from m3graph.graphdb.executor import Tx
+from m3graph.graphdb.types import ClipInfo
+from m3graph.settings import Settings
+
+WRITE_BATCH = 1000  # rows per UNWIND inside the one import transaction
+
+
+class VideoExistsError(InvalidInputError):
+    """The video id is already in the graph; import with ``replace=True`` to delete and re-import it."""
+
+
+@dataclass(frozen=True)
+class ImportRows:
+    """Everything one import writes, as query rows (built by the importer)."""
+
+    video_id: str
+    source: str
+    format: str
+    clips: Sequence[ClipInfo]
+    faces: Sequence[dict[str, Any]]
+    voices: Sequence[dict[str, Any]]
+    memories: Sequence[dict[str, Any]]
+    votes: Sequence[dict[str, Any]]
+    entity_ids: Sequence[int]
+
+
+def _batches(rows: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    return [list(rows[i:i + WRITE_BATCH]) for i in range(0, len(rows), WRITE_BATCH)]
+
+
+def write_import_tx(tx: Tx, settings: Settings, rows: ImportRows) -> None:
+    video_id = rows.video_id
+    tx.run("graph/lock", name=f"memory:{video_id}")
+    if tx.run("graph/video_exists", video_id=video_id):
+        raise VideoExistsError(f"video {video_id} was created while it was being imported; nothing was written")
+    for c in rows.clips:
+        tx.run("graph/upsert_clip", **c.upsert_params(video_id))
+        set_state_tx(tx, video_id, c.clip_index, ClipState.MEMORIZED, f"imported from {rows.source}")
+    if rows.clips:
+        tx.run("import/video", video_id=video_id, source=rows.source, format=rows.format)
+    for batch in _batches(rows.faces):
+        tx.run("import/faces", video_id=video_id, entities=batch)
+    for batch in _batches(rows.voices):
+        tx.run("import/voices", video_id=video_id, entities=batch)
+    for batch in _batches(rows.memories):
+        tx.run("import/memories", video_id=video_id, rows=batch)
+    for batch in _batches(rows.votes):
+        tx.run("import/votes", votes=batch)
+    if rows.entity_ids:
+        refresh_characters(tx, settings, list(rows.entity_ids))

@@ -1,0 +1,50 @@
+"""Which loader reads a file: by the requested format, or by extension and content (`auto`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from m3graph.ingest.chat.generic_json import load_generic_json
+from m3graph.ingest.chat.locomo import load_locomo, looks_like_locomo
+from m3graph.ingest.chat.model import ChatFormatError, Conversation, EvidenceQuestion
+from m3graph.ingest.chat.parsing import read_text
+from m3graph.ingest.chat.subtitles import load_subtitles
+from m3graph.ingest.chat.transcript import load_transcript
+
+Format = Literal["auto", "locomo", "json", "srt", "vtt", "text"]
+FORMATS: tuple[str, ...] = ("auto", "locomo", "json", "srt", "vtt", "text")
+
+
+def detect_format(path: str | Path) -> str:
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix == ".srt":
+        return "srt"
+    if suffix == ".vtt":
+        return "vtt"
+    head = read_text(p).lstrip()
+    if head.startswith("WEBVTT"):
+        return "vtt"
+    if suffix == ".json" or head.startswith("{"):
+        try:
+            return "locomo" if looks_like_locomo(json.loads(head)) else "json"
+        except json.JSONDecodeError:
+            return "json"  # the JSON loader reports the line of the syntax error
+    return "text"
+
+
+def load_conversation(path: str | Path, fmt: str = "auto",
+                      source_id: str | None = None) -> tuple[Conversation, list[EvidenceQuestion]]:
+    """The whole file parsed and validated (nothing is written); questions only where the format has them."""
+    if fmt not in FORMATS:
+        raise ChatFormatError(path, None, f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
+    kind = detect_format(path) if fmt == "auto" else fmt
+    if kind == "locomo":
+        return load_locomo(path, source_id)
+    if kind == "json":
+        return load_generic_json(path, source_id), []
+    if kind in ("srt", "vtt"):
+        return load_subtitles(path, source_id, vtt=kind == "vtt"), []
+    return load_transcript(path, source_id), []

@@ -1,0 +1,247 @@
+"""Writing a conversation into the memory graph: one Clip per session, one episodic memory per turn.
+
+A conversation and a video share one model. The source is a `Video` node (video_id = source id); each session
+is a `Clip` whose `clip_index` is its position in the source and whose `started_at` is the session's date (UTC).
+`start_s`/`end_s` place sessions end to end on one timeline of the source: a turn with cue times (subtitles)
+keeps them, any other turn counts `chat.turn_seconds` (10 s); so clip lengths stay proportional to what was said and no
+30 s window is assumed. Absolute time is `started_at`, never the offsets.
+
+Speakers are persistent `Speaker` entities keyed by (source, name), with ids from the entity counter shared by
+faces and voices, each its own `Character` until a vote joins it to another. Turn memories read
+``Name <speaker_N>: text`` (plus ``[shares an image: caption]``): the name stays for full-text search and
+embeddings (which drop the tag), the tag gives the `MENTIONS` edge and renders as ``<character_K>``.
+
+Everything is parsed, validated and embedded before the first write; then each new session is ONE transaction
+(clip, speakers, memories, characters), so a failure leaves no partial session, and a session whose key is
+already in the graph is skipped: re-running an ingest changes nothing, a grown file appends its new sessions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pydantic import ValidationError
+
+from m3graph.embedding import TextEmbedder
+from m3graph.errors import InvalidInputError
+from m3graph.graphdb.characters import refresh_characters
+from m3graph.graphdb.clip_state import ClipState, set_state_tx
+from m3graph.graphdb.executor import Tx
+from m3graph.graphdb.memories import write_clip_memories
+from m3graph.graphdb.store import MemoryGraph
+from m3graph.graphdb.types import ClipInfo, MemoryIn, check_video_id, clip_key
+from m3graph.ingest.chat.model import Conversation, Session, Turn
+
+TURN_SECONDS = 10.0  # default of settings.chat.turn_seconds: a turn without cue times on the timeline
+
+
+@dataclass(frozen=True)
+class SessionMemory:
+    """One memory a memorizer wrote for a session, with speakers written by NAME (the tag is added here)."""
+
+    kind: str  # "episodic" | "semantic"
+    text: str
+    source_ids: tuple[str, ...] = ()
+    turn: Turn | None = None  # a raw turn: only its speaker is tagged, not names said inside it
+
+
+def turn_memory(turn: Turn) -> SessionMemory:
+    """What ingestion writes for a turn without a model (and a memorizer's fallback)."""
+    return SessionMemory("episodic", turn_line(turn), (turn.turn_id,), turn)
+
+
+class SessionMemorizer(Protocol):
+    """Writes a session's memories (e.g. through the configured LLM: `m3graph.ingest.chat.memorize_session`)."""
+
+    def memorize(self, conv: Conversation, session: Session) -> list[SessionMemory]: ...
+
+
+@dataclass
+class ChatIngestSummary:
+    source_id: str
+    sessions_written: list[int] = field(default_factory=list)  # clip indexes written by this call
+    sessions_skipped: int = 0  # already in the graph
+    turns: int = 0
+    episodic: int = 0
+    semantic: int = 0
+    speakers_created: int = 0
+
+
+def turn_line(turn: Turn, tag: str = "") -> str:
+    """``Name <speaker_N>: text [shares an image: caption]`` (without `tag`: the text that gets embedded)."""
+    body = turn.text
+    if turn.caption:
+        body = f"{body} [shares an image: {turn.caption}]".strip()
+    return f"{turn.speaker}{tag}: {body}"
+
+
+def _timeline(sessions: Sequence[Session], offset: float,
+              turn_seconds: float = TURN_SECONDS) -> list[tuple[float, float, list[tuple[float, float]]]]:
+    """(start_s, end_s, per-turn spans) for each session, laid end to end from `offset`."""
+    out = []
+    for session in sessions:
+        spans, cursor = [], 0.0
+        for turn in session.turns:
+            if turn.start_s is not None and turn.end_s is not None:
+                start, end = turn.start_s, max(turn.end_s, turn.start_s + 0.001)
+            else:
+                start, end = cursor, cursor + turn_seconds
+            spans.append((offset + start, offset + end))
+            cursor = max(cursor, end)
+        length = max(cursor, turn_seconds)
+        out.append((offset, offset + length, spans))
+        offset += length
+    return out
+
+
+_NAME_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def tag_speakers(text: str, ids: dict[str, int]) -> str:
+    """Adds ``<speaker_N>`` after the first whole-word occurrence of each speaker's name (longest names first,
+    so "Ann Lee" wins over "Ann"); a memory that names nobody stays as it is."""
+    taken: list[tuple[int, int]] = []
+    inserts: list[tuple[int, str]] = []
+    for name in sorted(ids, key=len, reverse=True):
+        pattern = _NAME_CACHE.setdefault(name, re.compile(rf"(?<!\w){re.escape(name)}(?!\w)"))
+        for m in pattern.finditer(text):
+            if any(a < m.end() and m.start() < b for a, b in taken):
+                continue
+            if text.startswith(f" <speaker_{ids[name]}>", m.end()):
+                break
+            taken.append((m.start(), m.end()))
+            inserts.append((m.end(), f" <speaker_{ids[name]}>"))
+            break
+    for pos, tag in sorted(inserts, reverse=True):
+        text = text[:pos] + tag + text[pos:]
+    return text
+
+
+def speaker_key(same_speakers: dict[str, str], source_id: str, name: str) -> str:
+    """``source|name``, or the key configuration maps it to (`chat.same_speakers`, followed to its end)."""
+    key, seen = f"{source_id}|{name}", set()
+    while key in same_speakers and key not in seen:
+        seen.add(key)
+        key = same_speakers[key]
+    if "|" not in key:
+        raise InvalidInputError(f"chat.same_speakers maps to {key!r}: write speakers as 'source|name'")
+    return key
+
+
+@dataclass
+class _Planned:
+    session: Session
+    clip: ClipInfo
+    memories: list[SessionMemory]
+    embeddings: list[list[float]]
+    spans: list[tuple[float, float]]
+
+
+def _check(conv: Conversation) -> None:
+    check_video_id(conv.source_id)
+    keys = [s.session_key for s in conv.sessions]
+    dup = sorted({k for k in keys if keys.count(k) > 1})
+    if dup:
+        raise InvalidInputError(f"{conv.path or conv.source_id}: sessions {dup} appear twice; nothing was written")
+    for s in conv.sessions:
+        for t in s.turns:
+            if not t.speaker.strip() or not (t.text.strip() or t.caption):
+                raise InvalidInputError(f"{conv.path or conv.source_id}: turn {t.turn_id} has no speaker or text; "
+                                        "nothing was written")
+
+
+def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEmbedder,
+                        memorizer: SessionMemorizer | None = None) -> ChatIngestSummary:
+    """Appends the conversation's sessions that are not in the graph yet; returns what was written.
+
+    Without a memorizer every turn becomes one episodic memory (`source_ids=(turn_id,)`); with one, its
+    episodic and semantic memories are written instead. Only turns are ever read: benchmark summaries,
+    observations and event lists never reach the graph.
+    """
+    _check(conv)
+    for name in conv.speakers:  # a misconfigured speaker join is refused before anything is written
+        speaker_key(graph.settings.chat.same_speakers, conv.source_id, name)
+    summary = ChatIngestSummary(source_id=conv.source_id)
+    existing = graph.ex.read("chat/source_sessions", video_id=conv.source_id)
+    have = {r["session_key"] for r in existing if r["session_key"]}
+    new = [s for s in conv.sessions if s.session_key not in have and s.turns]
+    summary.sessions_skipped = len(conv.sessions) - len(new)
+    if not new:
+        return summary
+    next_index = max((r["clip_index"] for r in existing), default=-1) + 1
+    offset = max((float(r["end_s"] or 0.0) for r in existing), default=0.0)
+
+    plans: list[_Planned] = []
+    timeline = _timeline(new, offset, graph.settings.chat.turn_seconds)
+    for i, (session, (start, end, spans)) in enumerate(zip(new, timeline, strict=True)):
+        clip = ClipInfo(video_id=conv.source_id, clip_index=next_index + i, start_s=start, end_s=end,
+                        started_at=session.started_at)
+        mems = memorizer.memorize(conv, session) if memorizer else [turn_memory(t) for t in session.turns]
+        plans.append(_Planned(session, clip, mems, [], spans))
+    texts = [m.text for p in plans for m in p.memories]
+    vectors = embedder.embed(texts)
+    if len(vectors) != len(texts):
+        raise InvalidInputError(f"embedder returned {len(vectors)} vectors for {len(texts)} memories")
+    k = 0
+    for p in plans:
+        p.embeddings = [list(map(float, vectors[k + j])) for j in range(len(p.memories))]
+        k += len(p.memories)
+        for m, vec in zip(p.memories, p.embeddings, strict=True):  # refused here, before any session is written
+            try:
+                MemoryIn(kind=m.kind, text=m.text, embedding=vec, source_ids=m.source_ids)  # type: ignore[arg-type]
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                raise InvalidInputError(f"{conv.path or conv.source_id}: session {p.session.session_key}: memory "
+                                        f"{m.text[:60]!r}: {first['loc'][0]}: {first['msg']}; nothing was written"
+                                        ) from None
+
+    for p in plans:
+        written = graph.ex.write_tx(lambda tx, p=p: _write_session(tx, graph, conv, p), label="ingest_chat_session")
+        if written is None:
+            summary.sessions_skipped += 1  # another run wrote it meanwhile
+            continue
+        summary.sessions_written.append(p.clip.clip_index)
+        summary.turns += len(p.session.turns)
+        summary.episodic += sum(1 for m in p.memories if m.kind == "episodic")
+        summary.semantic += sum(1 for m in p.memories if m.kind == "semantic")
+        summary.speakers_created += written
+    return summary
+
+
+def _write_session(tx: Tx, graph: MemoryGraph, conv: Conversation, p: _Planned) -> int | None:
+    """One session in one transaction; returns the number of speakers created, or None when it already exists."""
+    settings = graph.settings
+    tx.run("graph/lock", name=f"chat:{conv.source_id}")
+    if any(r["session_key"] == p.session.session_key
+           for r in tx.run("chat/source_sessions", video_id=conv.source_id)):
+        return None
+    names = list(dict.fromkeys(t.speaker for t in p.session.turns))
+    keys = {n: speaker_key(settings.chat.same_speakers, conv.source_id, n) for n in names}
+    by_key = {r["key"]: r["entity_id"] for r in tx.run("chat/speakers_by_key", keys=sorted(set(keys.values())))}
+    missing = sorted(set(keys.values()) - set(by_key))
+    if missing:
+        first = tx.single("graph/allocate_ids", counter="entity", n=len(missing))["first"]  # type: ignore[index]
+        by_key.update({k: first + i for i, k in enumerate(missing)})
+    ids = {n: by_key[keys[n]] for n in names}
+    turns_by = {n: sum(1 for t in p.session.turns if t.speaker == n) for n in names}
+    tx.run("graph/upsert_clip", **p.clip.upsert_params(conv.source_id))
+    tx.run("chat/write_session", clip_key=clip_key(conv.source_id, p.clip.clip_index),
+           session_key=p.session.session_key, turns=len(p.session.turns),
+           speakers=[{"key": keys[n], "source": keys[n].split("|", 1)[0], "name": keys[n].split("|", 1)[1],
+                      "as_name": n, "entity_id": ids[n], "turns": turns_by[n]} for n in names])
+    span_of = {t.turn_id: s for t, s in zip(p.session.turns, p.spans, strict=True)}
+    memories = []
+    for m, vec in zip(p.memories, p.embeddings, strict=True):
+        spans = [span_of[s] for s in m.source_ids if s in span_of]
+        start = min((a for a, _ in spans), default=p.clip.start_s)
+        end = max((b for _, b in spans), default=p.clip.end_s)
+        text = turn_line(m.turn, f" <speaker_{ids[m.turn.speaker]}>") if m.turn else tag_speakers(m.text, ids)
+        memories.append(MemoryIn(kind=m.kind, text=text, embedding=vec,  # type: ignore[arg-type]
+                                 start_s=start, end_s=end, source_ids=m.source_ids))
+    write_clip_memories(tx, settings, conv.source_id, p.clip.clip_index, memories)
+    set_state_tx(tx, conv.source_id, p.clip.clip_index, ClipState.MEMORIZED)
+    refresh_characters(tx, settings, sorted(ids[n] for n in names))
+    return len(missing)

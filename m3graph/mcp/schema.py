@@ -1,0 +1,92 @@
+"""`graph_schema`: what the memory graph holds, from m3graph's own schema model, not from APOC.
+
+Why not `apoc.meta.schema` (what the Neo4j MCP servers call): it needs APOC, samples the data, and says nothing
+about what a node *means*. m3graph owns its model: one primary label per node with a fixed key
+(`m3graph.schema.migrations.UNIQUE_KEYS`), the relationship types its named queries write, and the indexes the
+migrations create. This module states that model once, with a sentence per label for a model reading it; the
+live part (the indexes and constraints the server reports, the applied migrations, the counts) comes from the
+named read queries the schema layer already uses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from m3graph.graphdb.store import MemoryGraph
+from m3graph.schema.migrations import LATEST, MIGRATIONS, VECTOR_INDEXES
+
+# label -> (key property, other properties worth querying, what the node means)
+NODES: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "Video": ("video_id", ("name", "clip_count", "duration_s"),
+              "A source: a video, or a conversation (each session is one of its clips)."),
+    "Clip": ("clip_key", ("video_id", "clip_index", "start_s", "end_s", "started_at", "uri", "state", "name"),
+             "One stretch of a source: a 30-second video window or one conversation session. clip_key is "
+             "'video_id#clip_index'; started_at is its absolute start time where known."),
+    "Memory": ("memory_id", ("kind", "text", "video_id", "clip_index", "order_in_clip", "support", "support_clips",
+                             "first_clip", "last_clip", "is_equivalence", "source_ids", "start_s", "end_s"),
+               "One remembered sentence: kind 'episodic' (what happened in a clip) or 'semantic' (a lasting fact, "
+               "reinforced by later clips). text holds raw <face_N>/<voice_N>/<speaker_N> tags; tools render them "
+               "as <character_K>. The embedding property is a vector and is never returned."),
+    "Face": ("entity_id", ("name", "dim", "exemplar_quality", "exemplar_obs"),
+             "A persistent face identity across clips (exemplar vectors and a centroid, never returned)."),
+    "Voice": ("entity_id", ("name", "dim", "exemplar_quality", "exemplar_obs"),
+              "A persistent voice identity across clips (speaker-embedding exemplars, never returned)."),
+    "Speaker": ("speaker_key", ("entity_id", "source_id", "speaker_name"),
+                "A named conversation participant; speaker_key is 'source|name'. Same id space as faces/voices."),
+    "Character": ("char_id", ("name", "aliases", "size"),
+                  "A person: the faces, voices and speakers judged to be the same individual. Ids are stable; "
+                  "merged ids stay in aliases."),
+    "FaceObs": ("obs_key", ("video_id", "clip_index", "frame_time_s", "bbox", "det_score", "quality", "crop_uri"),
+                "One detected face in one frame: the evidence behind a Face (crop_uri is the face crop image)."),
+    "Utterance": ("utt_key", ("video_id", "clip_index", "start_s", "end_s", "text", "audio_uri"),
+                  "One speech turn heard in a clip: the evidence behind a Voice (text is the transcript)."),
+    "IdentityVote": ("vote_id", ("a", "b", "verdict", "note", "source", "created_at", "undone_at"),
+                     "A manual judgement that two entities are (verdict 'same') or are not ('different') the same "
+                     "person; it overrides model votes and can be undone."),
+    "Migration": ("version", ("description",), "A schema migration that has been applied (bookkeeping)."),
+    "Counter": ("name", ("value",), "An id allocator (bookkeeping)."),
+    "Lock": ("name", (), "A write lock (bookkeeping)."),
+}
+
+# (from, type, to, properties, meaning)
+RELATIONSHIPS: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
+    ("Clip", "OF", "Video", (), "the clip belongs to this source"),
+    ("Clip", "NEXT", "Clip", (), "the following clip of the same source"),
+    ("Memory", "IN_CLIP", "Clip", (), "the clip the memory was written for"),
+    ("Memory", "MENTIONS", "Face|Voice|Speaker", ("weight", "position"), "a tag in the memory's text"),
+    ("Face|Voice|Speaker", "IS", "Character", (), "the person this entity belongs to"),
+    ("Face", "SAME_AS", "Voice", ("votes", "evidence", "first_clip", "last_clip"),
+     "clips voted that this face and voice are one person (evidence: the voting clips)"),
+    ("Face", "CO_OCCURS", "Face", ("clips",), "seen in the same frame, so never the same person"),
+    ("FaceObs", "OF", "Face", (), "the observation is evidence for this face"),
+    ("Utterance", "OF", "Voice", (), "the utterance is evidence for this voice"),
+    ("FaceObs|Utterance", "IN_CLIP", "Clip", (), "observed in this clip"),
+    ("Speaker", "SPEAKS_IN", "Clip", ("turns",), "the speaker talks in this session"),
+    ("IdentityVote", "ABOUT", "Face|Voice|Speaker", (), "an entity the manual vote is about"),
+)
+
+TAGS = ("Memory text stores <face_N>, <voice_N> and <speaker_N> tags (entity ids, one id space). Tools show them "
+        "as <character_K>: use the K in character(char_id=K) or in a search query to scope it to that person.")
+
+
+def describe(graph: MemoryGraph) -> dict[str, Any]:
+    """The model, then what the server reports: indexes, constraints, applied migrations and counts."""
+    indexes = [{"name": r["name"], "type": r["type"], "labels": r["labels"], "properties": r["properties"],
+                "state": r["state"]} for r in graph.ex.read("schema/list_indexes")]
+    constraints = [{"name": r["name"], "labels": r["labels"], "properties": r["properties"]}
+                   for r in graph.ex.read("schema/list_constraints")]
+    applied = sorted(r["version"] for r in graph.ex.read("schema/applied_migrations"))
+    return {
+        "nodes": [{"label": label, "key": key, "properties": list(props), "description": text}
+                  for label, (key, props, text) in NODES.items()],
+        "relationships": [{"from": a, "type": t, "to": b, "properties": list(props), "description": text}
+                          for a, t, b, props, text in RELATIONSHIPS],
+        "tags": TAGS,
+        "vector_indexes": {name: f"{kind} vectors (cosine); query them only through search_memory"
+                           for name, kind in VECTOR_INDEXES.items()},
+        "indexes": indexes,
+        "constraints": constraints,
+        "migrations": {"applied": applied, "latest": LATEST,
+                       "known": [{"version": m.version, "description": m.description} for m in MIGRATIONS]},
+        "counts": graph.counts(),
+    }

@@ -1,0 +1,320 @@
+"""The MCP server: each tool's JSON schema, annotations and a description written for the model that calls it.
+
+Why this shape: an agent chooses tools from their descriptions alone, so each says what the tool returns, when
+to use it rather than another, and what the ids in its output feed into. Annotations tell a client what it may
+call without asking (`readOnlyHint`) and what to confirm first (`destructiveHint`). Read-only is the default:
+without `--allow-writes` the write tools are not registered at all, so a client cannot even see them. Every
+failure is a tool error result (`isError: true`) whose text is one line naming the reason; arguments that fail
+the schema are reported the same way, never as a protocol error or a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import logging
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any, Literal
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import ToolAnnotations
+from pydantic import Field, SecretStr, ValidationError
+
+from m3graph.errors import M3GraphError
+from m3graph.mcp.output import one_line
+from m3graph.mcp.security import StaticTokenVerifier, auth_settings
+from m3graph.mcp.service import MAX_NEIGHBOURS, MemoryService
+
+log = logging.getLogger(__name__)
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("m3graph")
+    except importlib.metadata.PackageNotFoundError:
+        return "0"
+
+
+INSTRUCTIONS = """m3graph is a long-term memory of videos and conversations, stored as a graph in Neo4j. \
+Sources (videos, chat logs) are cut into clips; each clip holds episodic memories (what happened) and semantic \
+memories (lasting facts). People appear as <character_K> tags: K is a stable character id, usable in \
+character(char_id=K) and inside search queries to scope them to that person.
+Start with list_videos, then search_memory for evidence or ask for a full answer with its trace; use \
+fetch_clip to read a clip and its neighbours, character to learn who someone is, video_timeline for a \
+source's clips, graph_schema and read_cypher for anything else (read-only Cypher)."""
+
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+DESTROY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+
+Videos = Annotated[list[str] | None, Field(description="Only these source ids (from list_videos); default: all.")]
+BeforeClip = Annotated[int | None, Field(ge=0, description="Only memory up to and including this clip index "
+                                                          "(the moment a question is asked); default: all clips.")]
+EntityId = Annotated[int, Field(ge=0, description="A face, voice or speaker entity id (from character or "
+                                                  "fetch_clip), not a character id.")]
+
+
+class _Server(MCPServer):
+    """MCPServer whose argument-validation errors are one line like every other tool error."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                err = cause.errors()[0]
+                where = ".".join(str(p) for p in err["loc"]) or "arguments"
+                more = f" (and {cause.error_count() - 1} more)" if cause.error_count() > 1 else ""
+                raise ToolError(f"invalid argument {where}: {err['msg']}{more}") from cause
+            prefix = f"Error executing tool {name}: "  # the SDK's wrapper; the reason alone is the message
+            text = str(exc)
+            if text.startswith(prefix):
+                raise ToolError(text.removeprefix(prefix)) from exc.__cause__
+            raise
+
+
+@contextlib.contextmanager
+def _errors(tool: str) -> Iterator[None]:
+    """Any failure becomes a ToolError with one line: m3graph's own errors as they are, others with their type."""
+    try:
+        yield
+    except ToolError:
+        raise
+    except M3GraphError as exc:
+        raise ToolError(one_line(str(exc))) from None
+    except (ValueError, LookupError, OSError) as exc:
+        raise ToolError(one_line(f"{type(exc).__name__}: {exc}")) from None
+    except Exception as exc:
+        log.exception("tool %s failed", tool)
+        raise ToolError(one_line(f"{type(exc).__name__}: {exc}")) from None
+
+
+def build_server(service: MemoryService, allow_writes: bool = False, token: SecretStr | None = None,
+                 http: tuple[str, int] | None = None) -> MCPServer:
+    """The server with the read tools, plus the write tools when `allow_writes`; `token` guards HTTP."""
+    auth: dict[str, Any] = {}
+    if token is not None:
+        host, port = http or ("127.0.0.1", 0)
+        auth = {"token_verifier": StaticTokenVerifier(token), "auth": auth_settings(host, port)}
+    server = _Server("m3graph", title="m3graph memory", version=_version(), instructions=INSTRUCTIONS,
+                     log_level="WARNING", **auth)
+    _read_tools(server, service)
+    if allow_writes:
+        _write_tools(server, service)
+    return server
+
+
+def _tool(server: MCPServer, annotations: ToolAnnotations) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Registers a function as a tool; its docstring, joined into one paragraph, is the description."""
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        server.add_tool(fn, description=" ".join((fn.__doc__ or "").split()), annotations=annotations)
+        return fn
+
+    return register
+
+
+def _read_tools(server: MCPServer, svc: MemoryService) -> None:
+    @_tool(server, READ)
+    def search_memory(
+        query: Annotated[str, Field(min_length=1, description="What to look for, in words. A <character_K> tag "
+                                                              "in it scopes the search to that person.")],
+        videos: Videos = None,
+        before_clip: BeforeClip = None,
+        mode: Annotated[Literal["clip", "node"], Field(description="'clip': the best whole clips with all their "
+                                                                   "memories; 'node': the best single memories.")]
+        = "clip",
+        k: Annotated[int | None, Field(ge=1, le=100, description="How many clips (clip mode, default 2) or "
+                                                                 "memories (node mode, default 20).")] = None,
+    ) -> dict[str, Any]:
+        """Search the memory the way the question-answering controller does: hybrid ranking (meaning, by
+        embeddings, fused with keyword BM25), floored so unrelated memories are dropped. Returns clips (source
+        id, clip index, time, score) with their memories as text, people as <character_K>. Use mode 'clip' to
+        read whole moments and 'node' for individual facts ("what is Mia's job", "what is the name of
+        <character_3>"). Pass before_clip to see only what was known at that clip. An empty list means nothing
+        in scope matches; rephrase or widen the scope."""
+        with _errors("search_memory"):
+            return svc.search_memory(query, videos, before_clip, mode, k)
+
+    @_tool(server, READ)
+    def fetch_clip(
+        video: Annotated[str, Field(description="The source id (from list_videos or a search result).")],
+        clip: Annotated[int, Field(ge=0, description="The clip index within that source.")],
+        before: Annotated[int, Field(ge=0, le=MAX_NEIGHBOURS, description="Also this many clips before it.")] = 0,
+        after: Annotated[int, Field(ge=0, le=MAX_NEIGHBOURS, description="Also this many clips after it.")] = 0,
+    ) -> dict[str, Any]:
+        """Read one clip in full: its processing state, the faces and voices perceived in it with their
+        characters, and every memory of it (and of up to 5 neighbouring clips before/after), people as
+        <character_K>. Use it after a search hit to read the surrounding context, or to check what a clip
+        holds."""
+        with _errors("fetch_clip"):
+            return svc.fetch_clip(video, clip, before, after)
+
+    @_tool(server, READ)
+    def character(
+        char_id: Annotated[int | None, Field(ge=0, description="The K of a <character_K> tag.")] = None,
+        name: Annotated[str | None, Field(min_length=1, description="A person's name, when the id is unknown: "
+                                                                    "resolved through the memories that name "
+                                                                    "them.")] = None,
+        videos: Videos = None,
+    ) -> dict[str, Any]:
+        """Who a person is: give char_id or name (exactly one). Returns the character's faces, voices and chat
+        speakers (entity ids), merged ids (aliases), the face-voice SAME_AS votes with the clips that cast them,
+        manual identity votes, the semantic facts about them, episodes they appear in, first/last clip per
+        source, and file paths of face crops and voice snippets. With a name, other candidates are listed too."""
+        with _errors("character"):
+            return svc.character(char_id, name, videos)
+
+    @_tool(server, READ)
+    def list_videos() -> dict[str, Any]:
+        """Every source in memory (videos and conversations): id, name, number of clips, duration, start time
+        and number of memories. Start here to learn which ids the other tools accept."""
+        with _errors("list_videos"):
+            return svc.list_videos()
+
+    @_tool(server, READ)
+    def video_timeline(
+        video: Annotated[str, Field(description="The source id (from list_videos).")],
+    ) -> dict[str, Any]:
+        """A source's clips in order: time span, processing state (and why a clip failed), how many memories,
+        which faces/voices/speakers occur, and a one-line summary (its first memory, people as
+        <character_K>). Use it to find which clip to fetch, or whether ingestion is complete."""
+        with _errors("video_timeline"):
+            return svc.video_timeline(video)
+
+    @_tool(server, READ)
+    def ask(
+        question: Annotated[str, Field(min_length=1, description="A question about what was seen, heard or "
+                                                                 "said.")],
+        videos: Videos = None,
+        before_clip: BeforeClip = None,
+    ) -> dict[str, Any]:
+        """Answer a question from memory with m3graph's own controller: up to H rounds of search and reading by
+        the configured chat model, then an answer. Returns the answer, the outcome ('answered', 'forced',
+        'abstained' when memory does not hold it, 'failed'), and the trace: every round's search, the memory
+        lines shown, tokens and time. Slower than search_memory (a model runs); prefer search_memory when you
+        can read the evidence yourself."""
+        with _errors("ask"):
+            return svc.ask(question, videos, before_clip)
+
+    @_tool(server, READ)
+    def graph_schema() -> dict[str, Any]:
+        """The graph's model, for writing read_cypher queries: node labels with their key, properties and a
+        sentence on what each means; relationship types with their endpoints; how tags work; the indexes and
+        constraints the server reports; applied schema migrations; node and relationship counts."""
+        with _errors("graph_schema"):
+            return svc.graph_schema()
+
+    @_tool(server, READ)
+    def read_cypher(
+        query: Annotated[str, Field(min_length=1, description="One read-only Cypher statement. Put values in "
+                                                              "$parameters, not in the text.")],
+        params: Annotated[dict[str, Any] | None, Field(description="Values for the query's $parameters.")] = None,
+    ) -> dict[str, Any]:
+        """Run one read-only Cypher query (see graph_schema for the model). Guarded: the server's plan must be
+        read-only, file/network/admin procedures (LOAD CSV, apoc.load.*, dbms.*, ...) are refused, it runs in a
+        read transaction with a 10 s timeout, at most 1000 rows come back (truncated says so), and vectors
+        (embeddings) are replaced by a placeholder. A refusal names its reason (write, procedure, syntax,
+        timeout). Prefer the other tools for search: they rank by meaning, Cypher does not."""
+        with _errors("read_cypher"):
+            return svc.read_cypher(query, params)
+
+
+def _write_tools(server: MCPServer, svc: MemoryService) -> None:
+    @_tool(server, WRITE)
+    def remember(
+        text: Annotated[str, Field(min_length=1, description="The note, as one or a few sentences.")],
+        source: Annotated[str | None, Field(description="Source id to file it under (default 'agent-notes').")]
+        = None,
+        speaker: Annotated[str | None, Field(description="Who says it (default 'agent'); a name becomes a "
+                                                         "speaker and character of that source.")] = None,
+    ) -> dict[str, Any]:
+        """Add a note to long-term memory, the same way a chat turn is stored: a new session (clip) of the
+        source, one episodic memory, embedded for search. Returns the source, the clip index and the turn id.
+        It is searchable at once."""
+        with _errors("remember"):
+            return svc.remember(text, source, speaker)
+
+    @_tool(server, WRITE)
+    def ingest_chat(
+        path: Annotated[str, Field(description="A conversation file the server can read: LoCoMo or generic "
+                                               "JSON, SRT/WebVTT subtitles, or 'Speaker: text' lines.")],
+        source_id: Annotated[str | None, Field(description="Store it under this source id (default: from "
+                                                           "the file).")] = None,
+    ) -> dict[str, Any]:
+        """Ingest a conversation or transcript file: each session becomes a clip, each turn an episodic memory,
+        each speaker a character. The file is validated before anything is written; sessions already stored
+        are skipped, so re-running appends only what is new. Paths must lie under the server's files root."""
+        with _errors("ingest_chat"):
+            return svc.ingest_chat(path, source_id)
+
+    @_tool(server, WRITE)
+    def ingest(
+        paths: Annotated[list[str], Field(min_length=1, description="Video files (or, with live, one "
+                                                                    "directory) under the server's files "
+                                                                    "root.")],
+        live: Annotated[bool, Field(description="Watch the one directory given and ingest each new clip "
+                                                "file as it appears, until the server stops.")] = False,
+        video_id: Annotated[str | None, Field(description="Id for a single video (default: the file name).")]
+        = None,
+    ) -> dict[str, Any]:
+        """Start ingesting videos in the background (30 s clips, faces, voices, memorization), and return a job
+        at once. Poll ingest_status with its job_id for each video's clip, stage and progress lines; clips
+        become searchable as they finish."""
+        with _errors("ingest"):
+            return svc.ingest(paths, live, video_id)
+
+    @_tool(server, READ)
+    def ingest_status(
+        job_id: Annotated[str | None, Field(description="The job_id ingest returned; default: every job.")]
+        = None,
+    ) -> dict[str, Any]:
+        """Progress of background ingestion jobs started by ingest: state (running, watching, done, failed with
+        the reason), per video the current clip of the total and its stage, and the latest progress lines."""
+        with _errors("ingest_status"):
+            return svc.ingest_status(job_id)
+
+    @_tool(server, WRITE)
+    def vote_same(a: EntityId, b: EntityId,
+                  note: Annotated[str | None, Field(description="Why (kept in the vote history).")] = None
+                  ) -> dict[str, Any]:
+        """Record a manual judgement that two entities (faces, voices or speakers) are the SAME person. It
+        overrides the model's votes and merges their characters; returns the vote (with its vote_id, for
+        undo_vote) and the resulting character of each."""
+        with _errors("vote_same"):
+            return svc.vote(a, b, "same", note)
+
+    @_tool(server, WRITE)
+    def vote_different(a: EntityId, b: EntityId,
+                       note: Annotated[str | None, Field(description="Why (kept in the vote history).")] = None
+                       ) -> dict[str, Any]:
+        """Record a manual judgement that two entities are DIFFERENT people. It overrides the model's votes and
+        splits their characters if they were merged; returns the vote (with its vote_id) and each entity's
+        character afterwards."""
+        with _errors("vote_different"):
+            return svc.vote(a, b, "different", note)
+
+    @_tool(server, WRITE)
+    def undo_vote(vote_id: Annotated[int, Field(ge=1, description="The vote_id of a manual vote.")]
+                  ) -> dict[str, Any]:
+        """Undo a manual identity vote: the grouping goes back to what the model's votes say. Undoing twice is
+        harmless."""
+        with _errors("undo_vote"):
+            return svc.undo_vote(vote_id)
+
+    @_tool(server, DESTROY)
+    def delete(
+        kind: Annotated[Literal["clip", "video", "character"], Field(description="What to delete.")],
+        video: Annotated[str | None, Field(description="The source id (kind clip or video).")] = None,
+        clip: Annotated[int | None, Field(ge=0, description="The clip index (kind clip).")] = None,
+        char_id: Annotated[int | None, Field(ge=0, description="The character id (kind character).")] = None,
+    ) -> dict[str, Any]:
+        """Permanently delete a clip, a whole source, or a person (character) with everything derived from
+        it: memories, evidence, votes, face crops, voice snippets. Cannot be undone; confirm with the user
+        first."""
+        with _errors("delete"):
+            return svc.delete(kind, video, clip, char_id)
