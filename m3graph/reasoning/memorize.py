@@ -324,6 +324,33 @@ def _assemble(clip: ClipPerception, parsed: tuple[list[Any], list[Any]] | None, 
     return episodic, semantic
 
 
+@dataclass
+class ChatAttempts:
+    """What `chat_until_parsed` got: the parsed lists (None when every attempt was unusable), every raw reply."""
+
+    parsed: tuple[list[Any], list[Any]] | None
+    raws: list[str]
+    usage: Usage
+
+
+def chat_until_parsed(model: ChatModel, messages: list[Message], max_tokens: int, temperature: float,
+                      schema: dict[str, Any], attempts: int, report: ParseReport) -> ChatAttempts:
+    """One memorization exchange for clips and sessions alike: ask, parse, and on unusable output show the model
+    its reply with the repair prompt, up to `attempts` times (small models often fix their JSON when told)."""
+    raws: list[str] = []
+    usage = Usage()
+    for _ in range(attempts):
+        result = model.chat(messages, max_tokens=max_tokens, temperature=temperature, json_schema=schema)
+        raws.append(result.text)
+        usage = usage + result.usage
+        try:
+            return ChatAttempts(parse_memory_output(result.text), raws, usage)
+        except MemoryOutputError as exc:
+            report.drop("unparseable_output", f"{exc}: {result.text}")
+            messages = [*messages, Message("assistant", result.text[:2000]), Message("user", REPAIR_PROMPT)]
+    return ChatAttempts(None, raws, usage)
+
+
 class LLMMemorizer:
     """Memories written by a chat model, validated against the clip, optionally beside the perception lines."""
 
@@ -339,25 +366,13 @@ class LLMMemorizer:
     def memorize(self, clip: ClipPerception) -> Memorization:
         endpoint = self.settings.llm.memorize
         messages = build_messages(clip, self.model, endpoint.multimodal)
-        raws: list[str] = []
-        usage = Usage()
         report = ParseReport()
-        parsed: tuple[list[Any], list[Any]] | None = None
-        for _ in range(self.attempts):
-            result = self.model.chat(messages, max_tokens=endpoint.max_tokens, temperature=endpoint.temperature,
-                                     json_schema=OUTPUT_SCHEMA)
-            raws.append(result.text)
-            usage = usage + result.usage
-            try:
-                parsed = parse_memory_output(result.text)
-                break
-            except MemoryOutputError as exc:
-                report.drop("unparseable_output", f"{exc}: {result.text}")
-                messages = [*messages, Message("assistant", result.text[:2000]), Message("user", REPAIR_PROMPT)]
-        episodic, semantic = _assemble(clip, parsed, report, self.keep_perception)
-        return Memorization(episodic=episodic, semantic=semantic, raw=raws[-1], attempts=raws,
-                            outcome="model" if parsed is not None else "fallback",
-                            dropped=dict(report.dropped), usage=usage, notes=report.examples)
+        got = chat_until_parsed(self.model, messages, endpoint.max_tokens, endpoint.temperature, OUTPUT_SCHEMA,
+                                self.attempts, report)
+        episodic, semantic = _assemble(clip, got.parsed, report, self.keep_perception)
+        return Memorization(episodic=episodic, semantic=semantic, raw=got.raws[-1], attempts=got.raws,
+                            outcome="model" if got.parsed is not None else "fallback",
+                            dropped=dict(report.dropped), usage=got.usage, notes=report.examples)
 
 
 class ReplayMemorizer:

@@ -23,12 +23,10 @@ from m3graph.ingest.chat.ingest import SessionMemory, turn_line, turn_memory
 from m3graph.ingest.chat.model import Conversation, Session
 from m3graph.reasoning.llm.base import ChatModel, Message, Usage
 from m3graph.reasoning.memorize import (
-    REPAIR_PROMPT,
-    MemoryOutputError,
     ParseReport,
     _ngrams,
     _words,
-    parse_memory_output,
+    chat_until_parsed,
     validate_memories,
 )
 from m3graph.settings import LLMBackend, Settings
@@ -125,18 +123,9 @@ class LLMSessionMemorizer:
         messages = [Message("system", SESSION_PROMPT),
                     Message("user", f"Speakers: {', '.join(conv.speakers)}\n{session_text(session)}")]
         report = ParseReport()
-        usage, raw = Usage(), ""
-        parsed: tuple[list[Any], list[Any]] | None = None
-        for _ in range(self.attempts):
-            result = self.model.chat(messages, max_tokens=endpoint.max_tokens, temperature=endpoint.temperature,
-                                     json_schema=SESSION_SCHEMA)
-            raw, usage = result.text, usage + result.usage
-            try:
-                parsed = parse_memory_output(result.text)
-                break
-            except MemoryOutputError as exc:
-                report.drop("unparseable_output", f"{exc}: {result.text}")
-                messages = [*messages, Message("assistant", result.text[:2000]), Message("user", REPAIR_PROMPT)]
+        got = chat_until_parsed(self.model, messages, endpoint.max_tokens, endpoint.temperature, SESSION_SCHEMA,
+                                self.attempts, report)
+        parsed, raw, usage = got.parsed, (got.raws[-1] if got.raws else ""), got.usage
         if parsed is None:
             log.warning("session %s of %s: no usable model output; every turn is kept as a memory",
                         session.session_key, conv.source_id)
