@@ -1,30 +1,56 @@
 """Moving a graph to a new embedding model: re-embed every node of one kind, re-create its vector index.
 
 Vectors from two models are not comparable, so a graph holds one model per kind, and connecting with another
-model's dimension is refused (`schema.check_schema`). `reembed` is the way across, and it can be interrupted
-and run again at any point:
+model's dimension is refused (`schema.check_schema`). `reembed` is the way across for all three kinds (text
+memories, faces, voices), and it can be interrupted and run again at any point:
 
-1. the new model is loaded first: without it nothing is touched;
-2. if the vector index's dimension differs from the model's, the index is dropped (a write of a vector of the
+1. the new model is loaded first (by the caller: this layer never imports the embedding or perception code):
+   without it nothing is touched;
+2. faces and voices only: every observation file the move needs is checked before anything changes, and a
+   missing one refuses the move (unless told to drop it; see "Missing files" below);
+3. if the vector index's dimension differs from the model's, the index is dropped (a write of a vector of the
    new dimension must not meet an index of the old one);
-3. memories not yet marked with the new model are re-embedded in batches, in `memory_id` order, each batch one
-   transaction that sets the vectors and the model mark together;
-4. the index is created with the new dimension (IF NOT EXISTS; with filter properties where the server has
-   them, as the migrations create it) and awaited.
+4. nodes not yet marked with the new model are re-embedded in batches, in key order (`memory_id`, `entity_id`),
+   each batch one transaction that sets the vectors and the model mark (`embedding_model`) together;
+5. the index is created with the new dimension (IF NOT EXISTS; the memory index with filter properties where the
+   server has them, as the migrations create it) and awaited.
 
-A re-run skips marked memories, so an interrupted move resumes, and a finished one does nothing but check the
-index. Faces and voices will follow the same steps (their exemplars are re-embedded from the stored crops and
-audio); that is not implemented yet and is refused with a clear error.
+A re-run skips marked nodes, so an interrupted move resumes, and a finished one does nothing but check the index.
+
+Faces and voices. An entity's vectors are derived from its observations (`FaceObs.crop_uri`, a JPEG of the face;
+`Utterance.audio_uri`, a WAV snippet of the turn; both files under `settings.data_dir`, referenced by file URI).
+A batch re-embeds every observation of its entities from those files with the new model (the caller's
+`FileEmbedder`), then rebuilds each entity's exemplar set exactly as deletion does: the best `cap` exemplar
+candidates by quality (stored qualities are kept, so with every file present the set is the same observations
+as before), and the centroid from them. Entity ids, `SAME_AS` votes, co-occurrences, characters and mentions are
+not touched, so every memory keeps its people; only the vectors change. A file whose URI no longer exists is
+also looked for at the same relative place under `settings.data_dir` (`videos/...`, `imports/...`), so a moved
+data directory still works.
+
+Missing files. An observation whose file is gone (deleted, never kept, an import without crops) cannot be
+re-embedded. By default (`missing="refuse"`) the move refuses before touching anything, with `MissingFilesError`
+naming the entities and files (exit status 66): nothing is dropped silently, and restoring the files then
+running again finishes the move. With `missing="drop"` (`m3graph reembed --drop-missing`) those observations
+lose their vector and stop being exemplar candidates; each entity is rebuilt from the observations whose files
+exist, and an entity with none left keeps its id, memories, votes and character but loses its vectors (no
+centroid: it is no longer in the vector index and no new observation can match it). Both counts are reported
+(`ReembedSummary.dropped_observations`, `.unmatchable`). Either way the index is re-created only once every
+entity carries the new model's vectors or none, so it never holds two dimensions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+from urllib.parse import unquote, urlparse
 
-from m3graph.errors import InvalidInputError, M3GraphError
-from m3graph.graphdb.executor import Executor
+import numpy as np
+
+from m3graph.errors import InvalidInputError, M3GraphError, NotFoundError
+from m3graph.graphdb.executor import Executor, Tx
+from m3graph.graphdb.identity import EntityState
 from m3graph.schema.migrations import _vector_params, memory_index_statement
 from m3graph.settings import Settings
 
@@ -37,7 +63,26 @@ _INDEX = {"text": "memory_embedding", "face": "face_centroid", "voice": "voice_c
 
 
 class ReembedNotImplementedError(M3GraphError):
-    """Re-embedding this kind of entity is not available yet."""
+    """Kept for callers of earlier versions, where faces and voices were refused; nothing raises it now."""
+
+
+class MissingFilesError(NotFoundError):
+    """Observation files needed to re-embed faces or voices are gone; nothing was changed by this run."""
+
+    def __init__(self, message: str, missing: dict[int, list[str]]) -> None:
+        super().__init__(message)
+        self.missing = missing  # entity_id -> the observation keys whose files are gone
+
+
+class FileEmbedder(Protocol):
+    """The new face or voice model, loaded by the caller: one unit vector per stored observation file."""
+
+    model: str  # the name every re-embedded node is marked with
+    dim: int
+
+    def embed_files(self, paths: Sequence[Path]) -> np.ndarray:
+        """`(len(paths), dim)` unit rows, one per face crop / voice snippet."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -45,9 +90,12 @@ class ReembedSummary:
     kind: Kind
     model: str
     dim: int
-    embedded: int  # nodes embedded by this run
+    embedded: int  # nodes embedded by this run (memories, or face/voice entities)
     total: int
     index_recreated: bool
+    observations: int = 0  # face/voice observations re-embedded from their files by this run
+    dropped_observations: int = 0  # missing="drop": observations whose file was gone, left without a vector
+    unmatchable: list[int] = field(default_factory=list)  # missing="drop": entities left with no vector at all
 
 
 def index_dimension(ex: Executor, kind: Kind) -> int | None:
@@ -88,15 +136,166 @@ def reembed_text(ex: Executor, settings: Settings, embedder: TextEmbedder, batch
     return ReembedSummary("text", model, dim, embedded, total, recreated)
 
 
-def reembed(ex: Executor, settings: Settings, kind: Kind, embedder: TextEmbedder | None = None,
-            batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> ReembedSummary:
-    if kind != "text":
-        raise ReembedNotImplementedError(
-            f"re-embedding {kind} entities is not implemented yet (only --kind text); a graph built with another "
-            f"{kind} model needs a separate database for now")
+
+Missing = Literal["refuse", "drop"]
+
+
+def stored_file(uri: str | None, data_dir: Path) -> Path | None:
+    """The file an observation was embedded from, or None when it is gone (or was never kept as a file).
+
+    A `file://` URI that no longer exists is looked for at the same place relative to `data_dir` (from its
+    `videos/` or `imports/` folder on), so a data directory moved after ingestion still serves its files.
+    """
+    if not uri:
+        return None
+    parsed = urlparse(uri)
+    if parsed.scheme not in ("file", ""):
+        return None
+    path = Path(unquote(parsed.path))
+    if path.is_file():
+        return path
+    parts = path.parts
+    for top in ("videos", "imports"):
+        if top in parts:
+            moved = Path(data_dir, *parts[len(parts) - 1 - parts[::-1].index(top):])
+            if moved.is_file():
+                return moved
+    return None
+
+
+@dataclass
+class _Entity:
+    entity_id: int
+    observations: list[dict[str, Any]]  # key, uri, quality, candidate, path (None: missing)
+
+    @property
+    def missing(self) -> list[str]:
+        return [o["key"] for o in self.observations if o["path"] is None]
+
+
+def _entities(ex: Executor, kind: Literal["face", "voice"], ids: Sequence[int], data_dir: Path) -> list[_Entity]:
+    found: dict[int, _Entity] = {i: _Entity(i, []) for i in ids}
+    for row in ex.read(f"reembed/{kind}_files", ids=list(ids)):
+        found[row["entity_id"]].observations.append({**row, "path": stored_file(row["uri"], data_dir)})
+    return [found[i] for i in ids]
+
+
+def _check_files(ex: Executor, kind: Literal["face", "voice"], model: str, data_dir: Path,
+                 batch_size: int) -> dict[int, list[str]]:
+    """Entities still to move whose observation files are gone (entity -> observation keys); nothing written."""
+    missing: dict[int, list[str]] = {}
+    cursor = -1
+    while rows := ex.read(f"reembed/{kind}s_to_embed", model=model, after=cursor, k=batch_size):
+        ids = [r["entity_id"] for r in rows]
+        for entity in _entities(ex, kind, ids, data_dir):
+            if not entity.observations or entity.missing:
+                missing[entity.entity_id] = entity.missing
+        cursor = ids[-1]
+    return missing
+
+
+def _missing_message(kind: str, missing: dict[int, list[str]]) -> str:
+    shown = ", ".join(f"{kind}_{eid} ({len(keys)} file{'s' if len(keys) != 1 else ''}"
+                      f"{': ' + keys[0] if keys else ': no observations'})"
+                      for eid, keys in sorted(missing.items())[:10])
+    more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+    return (f"{len(missing)} {kind} entit{'ies' if len(missing) != 1 else 'y'} cannot be re-embedded because "
+            f"their stored observation files are gone: {shown}{more}; nothing was changed. Restore the files under "
+            f"the data directory, or run `m3graph reembed --kind {kind} --drop-missing` to re-embed from the files "
+            "that remain (an entity with none left keeps its memories but can no longer be matched)")
+
+
+def reembed_entities(ex: Executor, settings: Settings, kind: Literal["face", "voice"], embedder: FileEmbedder,
+                     batch_size: int = 64, progress: Callable[[int, int], None] | None = None,
+                     missing: Missing = "refuse") -> ReembedSummary:
+    """Every Face (or Voice) re-embedded from its stored crops (snippets) by `embedder`; the index at its dimension."""
+    ident = settings.identity
+    dim = ident.face_dim if kind == "face" else ident.voice_dim
+    cap = ident.max_face_exemplars if kind == "face" else ident.max_voice_exemplars
+    model = embedder.model
+    if embedder.dim != dim:
+        raise M3GraphError(f"{kind} model {model} produces {embedder.dim}-d vectors, not {dim}")
+    if missing not in ("refuse", "drop"):
+        raise InvalidInputError(f"missing must be 'refuse' or 'drop', not {missing!r}")
+    data_dir = Path(settings.data_dir).resolve()
+    if missing == "refuse" and (gone := _check_files(ex, kind, model, data_dir, batch_size)):
+        raise MissingFilesError(_missing_message(kind, gone), gone)
+    have = index_dimension(ex, kind)
+    recreated = have != dim
+    if have is not None and have != dim:
+        ex.schema(f"reembed/drop_{kind}_centroid")
+    progress_row = ex.read(f"reembed/{kind}_progress", model=model)[0]
+    total, done = int(progress_row["total"]), int(progress_row["done"])
+    embedded = n_obs = dropped = 0
+    unmatchable: list[int] = []
+    cursor = -1
+    while rows := ex.read(f"reembed/{kind}s_to_embed", model=model, after=cursor, k=batch_size):
+        entities = _entities(ex, kind, [r["entity_id"] for r in rows], data_dir)
+        gone = {e.entity_id: e.missing for e in entities if not e.observations or e.missing}
+        if gone and missing == "refuse":  # a file went away after the check: stop where the last batch ended
+            raise MissingFilesError(_missing_message(kind, gone), gone)
+        paths = [o["path"] for e in entities for o in e.observations if o["path"] is not None]
+        vectors = iter(_unit_rows(embedder.embed_files(paths), len(paths), dim, model) if paths else [])
+        obs_rows: list[dict[str, Any]] = []
+        entity_rows: list[dict[str, Any]] = []
+        for entity in entities:
+            cands: list[tuple[float, str, np.ndarray]] = []
+            for o in entity.observations:
+                vector = next(vectors) if o["path"] is not None else None
+                obs_rows.append({"key": o["key"], "embedding": None if vector is None else vector.tolist()})
+                if vector is not None and o["candidate"]:
+                    cands.append((float(o["quality"] or 0.0), o["key"], vector))
+            dropped += len(entity.missing)
+            best = sorted(cands, key=lambda c: (-c[0], c[1]))[:cap]
+            if best:
+                state = EntityState(entity.entity_id, np.vstack([c[2] for c in best]), [c[0] for c in best],
+                                    [c[1] for c in best])
+                entity_rows.append(state.row())
+            else:
+                unmatchable.append(entity.entity_id)
+                entity_rows.append({"entity_id": entity.entity_id, "exemplars": None, "quality": None, "obs": None,
+                                    "dim": None, "centroid": None, "norm": None, "unit": None})
+        ex.write_tx(lambda tx, o=obs_rows, e=entity_rows: _write_batch(tx, kind, model, o, e),
+                    label=f"reembed_{kind}")
+        embedded += len(entities)
+        n_obs += len(paths)
+        cursor = entities[-1].entity_id
+        if progress:
+            progress(done + embedded, total)
+    ex.schema(f"schema/vector_{kind}_centroid", **_vector_params(settings, f"{kind}_centroid"))
+    ex.schema("schema/await_indexes", timeout_s=600)
+    return ReembedSummary(kind, model, dim, embedded, total, recreated, n_obs, dropped, unmatchable)
+
+
+def _unit_rows(vectors: np.ndarray, n: int, dim: int, model: str) -> np.ndarray:
+    arr = np.asarray(vectors, dtype=np.float64)
+    if arr.shape != (n, dim):
+        raise M3GraphError(f"{model} returned vectors of shape {arr.shape} for {n} files, expected ({n}, {dim})")
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    if not np.all(np.isfinite(norms)) or np.any(norms == 0):
+        raise M3GraphError(f"{model} returned a zero or non-finite vector")
+    return arr / norms
+
+
+def _write_batch(tx: Tx, kind: str, model: str, observations: list[dict[str, Any]],
+                 entities: list[dict[str, Any]]) -> None:
+    tx.run(f"reembed/set_{kind}_vectors", model=model, observations=observations, entities=entities)
+
+
+def reembed(ex: Executor, settings: Settings, kind: Kind, embedder: TextEmbedder | FileEmbedder | None = None,
+            batch_size: int = 256, progress: Callable[[int, int], None] | None = None,
+            missing: Missing = "refuse") -> ReembedSummary:
+    """Moves one kind of vectors to the caller's model: `TextEmbedder` for text, a `FileEmbedder` for faces/voices."""
+    if kind not in KINDS:
+        raise InvalidInputError(f"unknown kind {kind!r}: use one of {', '.join(KINDS)}")
     if embedder is None:
-        raise InvalidInputError("re-embedding text needs the new model's embedder (m3graph.embedding.text_embedder)")
-    return reembed_text(ex, settings, embedder, batch_size, progress)
+        raise InvalidInputError(
+            f"re-embedding {kind} needs the new model's embedder (text: m3graph.embedding.text_embedder; "
+            "face/voice: a FileEmbedder over the perception models, as m3graph/cli/reembed.py builds it)")
+    if kind == "text":
+        return reembed_text(ex, settings, embedder, batch_size, progress)  # type: ignore[arg-type]
+    return reembed_entities(ex, settings, kind, embedder, batch_size, progress, missing)  # type: ignore[arg-type]
 
 
-__all__ = ["KINDS", "ReembedNotImplementedError", "ReembedSummary", "index_dimension", "reembed"]
+__all__ = ["KINDS", "FileEmbedder", "MissingFilesError", "ReembedNotImplementedError", "ReembedSummary",
+           "index_dimension", "reembed", "reembed_entities", "stored_file"]
