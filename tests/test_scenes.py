@@ -15,6 +15,7 @@ from graph_fixtures import memory_graph, rows, with_settings  # noqa: F401
 from m3graph.embedding import text_embedder
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.pipeline import ingest_video_inprocess
+from m3graph.perception import scene
 from m3graph.perception.scene import describe_clip, describe_shots, dominant_colours, shots
 
 VIDEO_ID = "scenes-nopeople"
@@ -75,3 +76,20 @@ def test_every_clip_without_people_has_a_memory(ingested: MemoryGraph) -> None:
     assert first and second
     assert any("red" in t for t in first) and any("scene cuts" in t for t in first)  # red, then blue at 12 s
     assert any("30.0 s" in t and "motion" in t for t in second)  # the moving pattern fills clip 1
+
+
+def test_black_bars_are_not_described_as_the_scene() -> None:
+    """A bright 4:3 picture pillarboxed in a 16:9 frame is bright, not 'mostly black, dark'."""
+    frames = []
+    for k in range(4):
+        f = np.zeros((90, 160, 3), dtype=np.uint8)
+        f[:, 20:140] = (230, 230, 230)  # the picture, between two static black bars
+        f[40:50, 60 + k:70 + k] = (200, 30, 30)  # a small moving red square
+        frames.append((float(k), f))
+    cropped = scene.crop_bars(frames)
+    assert cropped[0][1].shape[:2] == (90, 120)
+    (shot,) = scene.shots(cropped, 4.0)
+    assert shot.colours[0] == "white" and "black" not in shot.colours
+    assert shot.brightness > 0.7
+    dark = [(float(k), np.full((90, 160, 3), 10, dtype=np.uint8)) for k in range(3)]
+    assert scene.crop_bars(dark)[0][1].shape == (90, 160, 3)  # an all-dark scene is left whole

@@ -67,6 +67,25 @@ def sample_frames(path: Path, fps: float = SAMPLE_FPS) -> list[tuple[float, np.n
     return out
 
 
+BAR_LUMA = 24  # 0-255: a border row/column darker than this in every sample is a letterbox/pillarbox bar
+
+
+def crop_bars(frames: list[tuple[float, np.ndarray]]) -> list[tuple[float, np.ndarray]]:
+    """The frames without black bars: rows and columns at the edges that stay near-black in every sample.
+
+    A 4:3 picture in a 16:9 frame (or the reverse) would otherwise be described as "mostly black, dark" by
+    the bars alone. Bars must be static (all samples), so a dark scene with a dark border is not cut away."""
+    if not frames:
+        return frames
+    peak = np.max(np.stack([f.max(axis=2) for _, f in frames]), axis=0)  # brightest value per pixel over time
+    rows = np.flatnonzero(peak.max(axis=1) >= BAR_LUMA)
+    cols = np.flatnonzero(peak.max(axis=0) >= BAR_LUMA)
+    if rows.size == 0 or cols.size == 0:  # the whole picture is black: nothing to crop
+        return frames
+    top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+    return [(t, f[top:bottom, left:right]) for t, f in frames]
+
+
 def dominant_colours(frames: list[np.ndarray], top: int = 2, min_share: float = 0.15) -> tuple[str, ...]:
     """The named colours covering the most pixels (at least `min_share` each), most frequent first."""
     pixels = np.concatenate([f.reshape(-1, 3) for f in frames]).astype(np.float32)
@@ -140,4 +159,4 @@ def describe_clip(path: str | Path | None, clip_start_s: float, duration_s: floa
     except Exception:  # noqa: BLE001 - a description is extra: never fail memorization over it
         log.warning("could not read frames of %s for a scene description", path, exc_info=True)
         return []
-    return describe_shots(shots(frames, duration_s), clip_start_s)
+    return describe_shots(shots(crop_bars(frames), duration_s), clip_start_s)
