@@ -331,3 +331,40 @@ def test_a_526_store_is_never_opened_by_2026_silently(settings: Settings, tmp_pa
     older.build()
     with pytest.raises(ServerError, match="stores do not downgrade"):
         older.start()
+
+
+def test_upgrade_moves_a_526_store_with_its_data_and_keeps_a_backup(settings: Settings, tmp_path: Path) -> None:
+    """`m3graph db upgrade`, run for real: a 5.26 store with data opens on 2026.x with the data, the users and an
+    index intact, and the 5.26 copy made first is left in place (the way back)."""
+    if not settings.uses_local_server:
+        pytest.skip("NEO4J_URI is set: no local server management")
+    home, port = tmp_path / "neo4j", settings.local.port + 4  # +1 own_server, +2 the APOC server
+    old = LocalNeo4j(_variant(settings, home=home, port=port, neo4j_version="5.26"))
+    if LocalNeo4j(_variant(settings, home=home, port=port, neo4j_version="2026")).runtime()[1].major < \
+            LINES["2026"].min_java:
+        pytest.skip("no JDK 21+ on this machine")
+    old.build()
+    old.start()
+    try:
+        with GraphDatabase.driver(old.bolt_uri, auth=_auth(old)) as drv:
+            drv.execute_query("CREATE INDEX keep_i IF NOT EXISTS FOR (n:Keep) ON (n.i)")
+            drv.execute_query("UNWIND range(1, 500) AS i CREATE (:Keep {i: i})")
+    finally:
+        old.stop(stall_s=30)
+    assert old.store_line() == "5.26"
+    report, newer = store_copy.upgrade(_variant(settings, home=home, port=port, neo4j_version="auto"),
+                                       tmp_path / "backup")
+    try:
+        assert newer.status().neo4j_version.startswith("2026.")
+        assert newer.store_line() == "2026"
+        with GraphDatabase.driver(newer.bolt_uri, auth=_auth(newer)) as drv:  # the same user and password
+            records, _, _ = drv.execute_query("MATCH (n:Keep) RETURN count(n) AS n, max(n.i) AS top")
+            assert (records[0]["n"], records[0]["top"]) == (500, 500)
+            names, _, _ = drv.execute_query("SHOW INDEXES YIELD name RETURN collect(name) AS names")
+            assert "keep_i" in names[0]["names"]
+    finally:
+        newer.stop(stall_s=30)
+    assert report.neo4j_line == "5.26" and report.target == tmp_path / "backup"
+    assert (tmp_path / "backup").is_dir() and report.files > 0
+    with pytest.raises(ServerError, match="already on Neo4j 2026"):
+        store_copy.upgrade(_variant(settings, home=home, port=port, neo4j_version="auto"))
