@@ -39,4 +39,15 @@ if [ "${status}" -eq 5 ]; then
     echo "test.sh: pytest collected no tests; that is a failure" >&2
     exit 1
 fi
+
+# Compatibility subset on Neo4j 5.26 LTS (Java 17, APOC): the store, search, identity and query plans on the line
+# users with their own 5.26 servers run. Only on a full run (no pytest arguments) that passed, and only when the
+# suite manages its own server (with NEO4J_URI set, that server's version is what the suite tested).
+compat=(tests/test_schema.py tests/test_search.py tests/test_identity.py tests/test_query_plans.py
+        tests/test_memories.py tests/test_characters.py)
+if [ "${status}" -eq 0 ] && [ $# -eq 0 ] && [ -z "${NEO4J_URI:-}" ]; then
+    echo "test.sh: compatibility subset on Neo4j 5.26"
+    M3GRAPH_TEST_NEO4J_VERSION=5.26 .venv/bin/python -m pytest -q -p no:cacheprovider \
+        --basetemp="${basetemp}/compat-5.26" "${compat[@]}" || status=$?
+fi
 exit "${status}"
