@@ -21,6 +21,7 @@ from m3graph.cli.db import db
 from m3graph.cli.evaluate import evaluate
 from m3graph.cli.exit_codes import report
 from m3graph.cli.explore import explore
+from m3graph.cli.labelled import identity_video
 from m3graph.cli.mcp import mcp as mcp_command
 from m3graph.cli.model import model
 from m3graph.cli.reasoning import ask, memorize
@@ -70,6 +71,7 @@ db.add_command(browser)
 main.add_command(db)
 main.add_command(ask)
 main.add_command(memorize)
+evaluate.add_command(identity_video)
 main.add_command(evaluate)
 main.add_command(model)
 main.add_command(explore)
