@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Self
 
 from m3graph import data_files
-from m3graph.graphdb import clip_state, deletion
+from m3graph.graphdb import chat_sessions, clip_state, deletion
 from m3graph.graphdb.characters import refresh_characters
 from m3graph.graphdb.clip_state import ClipProgress, ClipState
 from m3graph.graphdb.executor import Executor, Tx
@@ -184,6 +184,13 @@ class MemoryGraph:
     def write_import(self, rows: ImportRows) -> None:
         """An imported memory graph (m3graph.graphdb.imports) in one transaction: all or nothing."""
         self.ex.write_tx(lambda tx: write_import_tx(tx, self.settings, rows), label="import_pickle")
+
+    def write_chat_session(self, source_id: str, session_key: str, clip: ClipInfo, speaker_keys: dict[str, str],
+                           turns_by_speaker: dict[str, int], n_turns: int,
+                           render: chat_sessions.RenderMemories) -> int | None:
+        """One conversation session in one transaction (m3graph.graphdb.chat_sessions); None if already stored."""
+        return chat_sessions.write_session(self.ex, self.settings, source_id, session_key, clip, speaker_keys,
+                                           turns_by_speaker, n_turns, render)
 
     def refresh_characters(self, entity_ids: Sequence[int]) -> int:
         return self.ex.write_tx(lambda tx: refresh_characters(tx, self.settings, entity_ids), label="characters")

@@ -19,7 +19,7 @@ already in the graph is skipped: re-running an ingest changes nothing, a grown f
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -27,12 +27,8 @@ from pydantic import ValidationError
 
 from m3graph.embedding import TextEmbedder
 from m3graph.errors import InvalidInputError
-from m3graph.graphdb.characters import refresh_characters
-from m3graph.graphdb.clip_state import ClipState, set_state_tx
-from m3graph.graphdb.executor import Tx
-from m3graph.graphdb.memories import write_clip_memories
 from m3graph.graphdb.store import MemoryGraph
-from m3graph.graphdb.types import ClipInfo, MemoryIn, check_video_id, clip_key
+from m3graph.graphdb.types import ClipInfo, MemoryIn, check_video_id
 from m3graph.ingest.chat.model import Conversation, Session, Turn
 
 TURN_SECONDS = 10.0  # default of settings.chat.turn_seconds: a turn without cue times on the timeline
@@ -100,7 +96,7 @@ def _timeline(sessions: Sequence[Session], offset: float,
 _NAME_CACHE: dict[str, re.Pattern[str]] = {}
 
 
-def tag_speakers(text: str, ids: dict[str, int]) -> str:
+def tag_speakers(text: str, ids: Mapping[str, int]) -> str:
     """Adds ``<speaker_N>`` after the first whole-word occurrence of each speaker's name (longest names first,
     so "Ann Lee" wins over "Ann"); a memory that names nobody stays as it is."""
     taken: list[tuple[int, int]] = []
@@ -199,7 +195,7 @@ def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEm
                                         ) from None
 
     for p in plans:
-        written = graph.ex.write_tx(lambda tx, p=p: _write_session(tx, graph, conv, p), label="ingest_chat_session")
+        written = _write_session(graph, conv, p)
         if written is None:
             summary.sessions_skipped += 1  # another run wrote it meanwhile
             continue
@@ -211,37 +207,24 @@ def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEm
     return summary
 
 
-def _write_session(tx: Tx, graph: MemoryGraph, conv: Conversation, p: _Planned) -> int | None:
-    """One session in one transaction; returns the number of speakers created, or None when it already exists."""
-    settings = graph.settings
-    tx.run("graph/lock", name=f"chat:{conv.source_id}")
-    if any(r["session_key"] == p.session.session_key
-           for r in tx.run("chat/source_sessions", video_id=conv.source_id)):
-        return None
+def _write_session(graph: MemoryGraph, conv: Conversation, p: _Planned) -> int | None:
+    """One session through the store's single session write; returns the number of speakers created, or None
+    when the session is already stored. Memory text is rendered once the speakers' entity ids are known."""
     names = list(dict.fromkeys(t.speaker for t in p.session.turns))
-    keys = {n: speaker_key(settings.chat.same_speakers, conv.source_id, n) for n in names}
-    by_key = {r["key"]: r["entity_id"] for r in tx.run("chat/speakers_by_key", keys=sorted(set(keys.values())))}
-    missing = sorted(set(keys.values()) - set(by_key))
-    if missing:
-        first = tx.single("graph/allocate_ids", counter="entity", n=len(missing))["first"]  # type: ignore[index]
-        by_key.update({k: first + i for i, k in enumerate(missing)})
-    ids = {n: by_key[keys[n]] for n in names}
+    keys = {n: speaker_key(graph.settings.chat.same_speakers, conv.source_id, n) for n in names}
     turns_by = {n: sum(1 for t in p.session.turns if t.speaker == n) for n in names}
-    tx.run("graph/upsert_clip", **p.clip.upsert_params(conv.source_id))
-    tx.run("chat/write_session", clip_key=clip_key(conv.source_id, p.clip.clip_index),
-           session_key=p.session.session_key, turns=len(p.session.turns),
-           speakers=[{"key": keys[n], "source": keys[n].split("|", 1)[0], "name": keys[n].split("|", 1)[1],
-                      "as_name": n, "entity_id": ids[n], "turns": turns_by[n]} for n in names])
     span_of = {t.turn_id: s for t, s in zip(p.session.turns, p.spans, strict=True)}
-    memories = []
-    for m, vec in zip(p.memories, p.embeddings, strict=True):
-        spans = [span_of[s] for s in m.source_ids if s in span_of]
-        start = min((a for a, _ in spans), default=p.clip.start_s)
-        end = max((b for _, b in spans), default=p.clip.end_s)
-        text = turn_line(m.turn, f" <speaker_{ids[m.turn.speaker]}>") if m.turn else tag_speakers(m.text, ids)
-        memories.append(MemoryIn(kind=m.kind, text=text, embedding=vec,  # type: ignore[arg-type]
-                                 start_s=start, end_s=end, source_ids=m.source_ids))
-    write_clip_memories(tx, settings, conv.source_id, p.clip.clip_index, memories)
-    set_state_tx(tx, conv.source_id, p.clip.clip_index, ClipState.MEMORIZED)
-    refresh_characters(tx, settings, sorted(ids[n] for n in names))
-    return len(missing)
+
+    def render(ids: Mapping[str, int]) -> list[MemoryIn]:
+        memories = []
+        for m, vec in zip(p.memories, p.embeddings, strict=True):
+            spans = [span_of[s] for s in m.source_ids if s in span_of]
+            start = min((a for a, _ in spans), default=p.clip.start_s)
+            end = max((b for _, b in spans), default=p.clip.end_s)
+            text = turn_line(m.turn, f" <speaker_{ids[m.turn.speaker]}>") if m.turn else tag_speakers(m.text, ids)
+            memories.append(MemoryIn(kind=m.kind, text=text, embedding=vec,  # type: ignore[arg-type]
+                                     start_s=start, end_s=end, source_ids=m.source_ids))
+        return memories
+
+    return graph.write_chat_session(conv.source_id, p.session.session_key, p.clip, keys, turns_by,
+                                    len(p.session.turns), render)

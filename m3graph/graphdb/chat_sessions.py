@@ -1,0 +1,52 @@
+"""Writing one conversation session: its clip, speakers, memories, state and characters in one transaction.
+
+The ingestion package decides what a session says (turns, model-written memories, speaker names and how a
+name maps to a speaker key); this module owns how that lands in the graph, so a session has exactly one write
+path, whoever calls it (`m3graph ingest-chat`, the MCP `remember`/`ingest_chat` tools).
+Speaker entity ids are allocated inside the transaction, under a per-source lock, and the memories' text is
+rendered only then (`render` receives name -> entity id), because `<speaker_N>` tags need the ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from m3graph.graphdb.characters import refresh_characters
+from m3graph.graphdb.clip_state import ClipState, set_state_tx
+from m3graph.graphdb.executor import Executor, Tx
+from m3graph.graphdb.memories import write_clip_memories
+from m3graph.graphdb.types import ClipInfo, MemoryIn, clip_key
+from m3graph.settings import Settings
+
+RenderMemories = Callable[[Mapping[str, int]], list[MemoryIn]]
+
+
+def write_session(ex: Executor, settings: Settings, source_id: str, session_key: str, clip: ClipInfo,
+                  speaker_keys: Mapping[str, str], turns_by_speaker: Mapping[str, int], n_turns: int,
+                  render: RenderMemories) -> int | None:
+    """Writes a session unless it is already stored; returns the number of new speakers, or None if it was."""
+
+    def work(tx: Tx) -> int | None:
+        tx.run("graph/lock", name=f"chat:{source_id}")
+        if any(r["session_key"] == session_key for r in tx.run("chat/source_sessions", video_id=source_id)):
+            return None
+        names = list(speaker_keys)
+        by_key = {r["key"]: r["entity_id"]
+                  for r in tx.run("chat/speakers_by_key", keys=sorted(set(speaker_keys.values())))}
+        missing = sorted(set(speaker_keys.values()) - set(by_key))
+        if missing:
+            first = tx.single("graph/allocate_ids", counter="entity", n=len(missing))["first"]  # type: ignore[index]
+            by_key.update({k: first + i for i, k in enumerate(missing)})
+        ids = {n: by_key[speaker_keys[n]] for n in names}
+        tx.run("graph/upsert_clip", **clip.upsert_params(source_id))
+        tx.run("chat/write_session", clip_key=clip_key(source_id, clip.clip_index), session_key=session_key,
+               turns=n_turns,
+               speakers=[{"key": speaker_keys[n], "source": speaker_keys[n].split("|", 1)[0],
+                          "name": speaker_keys[n].split("|", 1)[1], "as_name": n, "entity_id": ids[n],
+                          "turns": turns_by_speaker.get(n, 0)} for n in names])
+        write_clip_memories(tx, settings, source_id, clip.clip_index, render(ids))
+        set_state_tx(tx, source_id, clip.clip_index, ClipState.MEMORIZED)
+        refresh_characters(tx, settings, sorted(ids.values()))
+        return len(missing)
+
+    return ex.write_tx(work, label="ingest_chat_session")
