@@ -15,7 +15,6 @@ from graph_fixtures import add_clip, graph, mem, memory_graph, near, rng, unit, 
 
 from m3graph.cli import main
 from m3graph.cli.exit_codes import exit_code
-from m3graph.cli.reembed import FaceFileEmbedder, VoiceFileEmbedder
 from m3graph.embedding import text_embedder
 from m3graph.errors import InvalidInputError, SchemaVersionError
 from m3graph.graphdb.deletion import delete_clip
@@ -24,6 +23,7 @@ from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.pipeline import ingest_video_inprocess
 from m3graph.ingest.testmedia import Manifest, build_test_media
 from m3graph.observations import FaceCluster, FaceObservation, UtteranceObservation, VoiceCluster
+from m3graph.perception.file_embed import FaceFileEmbedder, VoiceFileEmbedder
 from m3graph.schema.migrations import check_schema
 from m3graph.settings import Settings
 

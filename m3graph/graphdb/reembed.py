@@ -291,7 +291,7 @@ def reembed(ex: Executor, settings: Settings, kind: Kind, embedder: TextEmbedder
     if embedder is None:
         raise InvalidInputError(
             f"re-embedding {kind} needs the new model's embedder (text: m3graph.embedding.text_embedder; "
-            "face/voice: a FileEmbedder over the perception models, as m3graph/cli/reembed.py builds it)")
+            "face/voice: a FileEmbedder over the perception models, m3graph/perception/file_embed.py)")
     if kind == "text":
         return reembed_text(ex, settings, embedder, batch_size, progress)  # type: ignore[arg-type]
     return reembed_entities(ex, settings, kind, embedder, batch_size, progress, missing)  # type: ignore[arg-type]
