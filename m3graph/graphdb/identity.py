@@ -11,6 +11,12 @@ reference §3.4, §11.2) against the thresholds 0.3 (face) / 0.6 (voice). Differ
 * the whole decision runs under a per-kind lock inside one transaction, so two workers that see the same new
   person at once end with one entity, exactly as a sequential run would;
 * a clip that was already resolved returns its stored mapping and writes nothing (idempotent retries).
+
+Two round trips per resolution (issue 12), and no stored vector ever comes back to the client:
+`identity/{kind}_match` takes the lock and returns the clip check, the stored mapping of an already resolved
+clip, and the exact scores of the index's candidates (ids and scores only); `decide` runs here; then
+`identity/{kind}_write` allocates the new ids, merges the exemplars and derives the centroid on the server, and
+writes the observations, co-occurrences and the new entities' characters.
 """
 
 from __future__ import annotations
@@ -117,14 +123,16 @@ def cannot_link(clusters: Sequence[ClusterQuery]) -> set[frozenset[int]]:
 
 def decide(
     clusters: Sequence[ClusterQuery],
-    candidates: dict[int, dict[int, np.ndarray]],
+    candidates: dict[int, dict[int, float]],
     threshold: float,
     forbidden: set[frozenset[int]],
 ) -> dict[int, tuple[int | None, float | None]]:
     """Pure decision: cluster label → (matched entity id or None for "create", exact score).
 
-    Larger clusters decide first; a cluster may also match a new entity created for an earlier cluster of the
-    same clip (negative placeholder ids), and never an entity already taken by a co-occurring cluster.
+    `candidates` holds, per cluster label, the exact score (query mean · stored centroid) of each candidate
+    entity, as `identity/{kind}_match` computes it. Larger clusters decide first; a cluster may also match a new
+    entity created for an earlier cluster of the same clip (negative placeholder ids -1, -2, ... in creation
+    order), and never an entity already taken by a co-occurring cluster.
     """
     order = sorted(clusters, key=lambda c: (-len(c.quality), c.label))
     taken: dict[int, list[int]] = {}  # entity (or placeholder) → labels assigned to it
@@ -132,7 +140,7 @@ def decide(
     out: dict[int, tuple[int | None, float | None]] = {}
     for cluster in order:
         q = cluster.query_mean
-        scored = [(float(q @ c), eid) for eid, c in candidates.get(cluster.label, {}).items()]
+        scored = [(float(score), eid) for eid, score in candidates.get(cluster.label, {}).items()]
         scored += [(float(q @ c), pid) for pid, c in new_centroids.items()]
         scored = [s for s in scored if s[0] >= threshold]
         scored.sort(key=lambda s: (-s[0], s[1]))
@@ -176,7 +184,7 @@ def _voice_queries(ckey: str, clusters: Sequence[VoiceCluster], dim: int, top: i
 
 
 def _observation_rows(kind: Kind, clusters: Sequence[FaceCluster] | Sequence[VoiceCluster],
-                      queries: Sequence[ClusterQuery], mapping: dict[int, int]) -> list[dict[str, Any]]:
+                      queries: Sequence[ClusterQuery], refs: dict[int, int]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for cluster, q in zip(clusters, queries, strict=True):
         items = cluster.observations if isinstance(cluster, FaceCluster) else cluster.utterances
@@ -184,12 +192,27 @@ def _observation_rows(kind: Kind, clusters: Sequence[FaceCluster] | Sequence[Voi
             row = item.model_dump()
             # candidate: offered as an exemplar. The exemplar set is always the best `cap` candidates, so after
             # a clip is deleted it can be rebuilt exactly from the candidates that remain.
-            row.update(obs_key=q.obs_keys[i], label=cluster.label, entity_id=mapping[cluster.label],
+            row.update(obs_key=q.obs_keys[i], label=cluster.label, ref=refs[cluster.label],
                        embedding=q.vectors[i].tolist(), candidate=i in q.top)
             if kind == "face":
                 row["bbox"] = list(row["bbox"])
             rows.append(row)
     return rows
+
+
+def _entity_rows(queries: Sequence[ClusterQuery], refs: dict[int, int]) -> list[dict[str, Any]]:
+    """Per touched entity (existing id or placeholder), the exemplars its clusters offer; merged on the server."""
+    offered: dict[int, list[dict[str, Any]]] = {}
+    for q in queries:
+        offered.setdefault(refs[q.label], []).extend(
+            {"q": float(q.quality[i]), "o": q.obs_keys[i], "v": q.vectors[i].astype(float).tolist()} for i in q.top)
+    return [{"ref": ref, "new": new} for ref, new in offered.items()]
+
+
+def _pair_rows(queries: Sequence[ClusterQuery], refs: dict[int, int]) -> list[dict[str, int]]:
+    """Co-occurring clusters as entity-reference pairs (ordered by id and deduplicated on the server)."""
+    pairs = {tuple(sorted((refs[a], refs[b]))) for a, b in map(tuple, cannot_link(queries))}
+    return [{"a": a, "b": b} for a, b in sorted(pairs)]
 
 
 def resolve(
@@ -200,9 +223,7 @@ def resolve(
     clip_index: int,
     clusters: Sequence[FaceCluster] | Sequence[VoiceCluster],
 ) -> tuple[list[Resolution], list[int]]:
-    """Runs inside one write transaction; returns the resolutions and the ids of entities it created."""
-    from m3graph.graphdb.characters import refresh_characters  # local: characters imports identity helpers
-
+    """Runs inside one write transaction, in two statements; returns the resolutions and the created entity ids."""
     ident = settings.identity
     dim = ident.face_dim if kind == "face" else ident.voice_dim
     cap = ident.max_face_exemplars if kind == "face" else ident.max_voice_exemplars
@@ -212,52 +233,46 @@ def resolve(
     if len(set(labels)) != len(labels):
         raise InvalidInputError(f"{kind} clusters of clip {ckey} repeat a label: {labels}")
 
-    if tx.single("graph/get_clip", video_id=video_id, clip_index=clip_index) is None:
+    top = ident.exemplars_per_cluster
+    # Embeddings of the wrong size are reported after the clip check and the replay of an already resolved clip,
+    # the order in which the former one-query-per-step version found them.
+    invalid: InvalidInputError | None = None
+    try:
+        queries = (_face_queries(ckey, clusters, dim, top) if kind == "face"  # type: ignore[arg-type]
+                   else _voice_queries(ckey, clusters, dim, top))  # type: ignore[arg-type]
+    except InvalidInputError as exc:
+        queries, invalid = [], exc
+    params = [{"label": q.label, "mean": q.query_mean.astype(float).tolist(),
+               "unit": (q.query_mean / np.linalg.norm(q.query_mean)).astype(float).tolist()} for q in queries]
+    found = tx.single(f"identity/{kind}_match", video_id=video_id, clip_index=clip_index, queries=params,
+                      k=ident.candidates, threshold=threshold)
+    if found is None or not found["clip_found"]:
         raise NotFoundError(f"clip {ckey} does not exist; register it with upsert_clip before resolving {kind}s")
-    tx.run("graph/lock", name=f"identity:{kind}")
-    done = {row["label"]: row["entity_id"] for row in tx.run(f"identity/{kind}_resolved",
-                                                              video_id=video_id, clip_index=clip_index)}
+    done = {row["label"]: row["entity_id"] for row in found["done"]}
     if done:
         previous = [Resolution(label=lab, entity_id=eid, created=False, score=None)
                     for lab, eid in sorted(done.items())]
         return previous, []
+    if invalid is not None:
+        raise invalid
     if not clusters:
         return [], []
 
-    top = ident.exemplars_per_cluster
-    queries = (_face_queries(ckey, clusters, dim, top) if kind == "face"  # type: ignore[arg-type]
-               else _voice_queries(ckey, clusters, dim, top))  # type: ignore[arg-type]
-    params = [{"label": q.label, "unit": (q.query_mean / np.linalg.norm(q.query_mean)).tolist()} for q in queries]
-    states: dict[int, EntityState] = {}
-    candidates: dict[int, dict[int, np.ndarray]] = {}
-    for row in tx.run(f"identity/{kind}_candidates", queries=params, k=ident.candidates):
-        candidates.setdefault(row["label"], {})[row["entity_id"]] = np.asarray(row["centroid"], dtype=np.float64)
-        if row["entity_id"] not in states:
-            states[row["entity_id"]] = EntityState.from_row(row["entity_id"], row["exemplars"], row["quality"],
-                                                            row["obs"])
+    candidates: dict[int, dict[int, float]] = {}
+    for row in found["scores"]:
+        candidates.setdefault(row["label"], {})[row["entity_id"]] = row["score"]
     decisions = decide(queries, candidates, threshold, cannot_link(queries))
-
-    placeholders = sorted({eid for eid, _ in decisions.values() if eid is not None and eid < 0}, reverse=True)
-    first = tx.single("graph/allocate_ids", counter="entity", n=len(placeholders))["first"] if placeholders else 0
-    real = {pid: first + i for i, pid in enumerate(placeholders)}
-    mapping = {label: real.get(eid, eid) for label, (eid, _) in decisions.items()}  # type: ignore[arg-type]
-
-    touched: dict[int, EntityState] = {}
-    for q in queries:
-        eid = mapping[q.label]
-        base = touched.get(eid) or states.get(eid) or EntityState(eid, np.empty((0, dim)), [], [], created=True)
-        touched[eid] = base.merged(q.vectors[q.top], [q.quality[i] for i in q.top], [q.obs_keys[i] for i in q.top],
-                                   cap)
-    tx.run(f"identity/{kind}_upsert", video_id=video_id, clip_index=clip_index,
-           entities=[state.row() for state in touched.values()])
-    tx.run(f"identity/{kind}_observations", clip_key=ckey, video_id=video_id, clip_index=clip_index,
-           observations=_observation_rows(kind, clusters, queries, mapping))
+    # Entity references: an existing id, or -1, -2, ... for the entities this clip creates (ids allocated on write).
+    refs = {label: eid for label, (eid, _) in decisions.items() if eid is not None}
+    n_new = len({ref for ref in refs.values() if ref < 0})
+    write = {"video_id": video_id, "clip_index": clip_index, "clip_key": ckey, "n_new": n_new, "dim": dim,
+             "cap": cap, "entities": _entity_rows(queries, refs),
+             "observations": _observation_rows(kind, clusters, queries, refs)}
     if kind == "face":
-        pairs = sorted({tuple(sorted((mapping[a], mapping[b]))) for a, b in map(tuple, cannot_link(queries))})
-        if pairs:
-            tx.run("identity/co_occurs", clip_key=ckey, pairs=[{"a": a, "b": b} for a, b in pairs])
-    created = sorted(real.values())
-    if created:
-        refresh_characters(tx, settings, created)
-    return [Resolution(label=label, entity_id=mapping[label], created=mapping[label] in real.values(),
+        write["pairs"] = _pair_rows(queries, refs)
+    row = tx.single(f"identity/{kind}_write", **write)
+    first = int(row["first"]) if n_new and row is not None else 0
+    mapping = {label: ref if ref >= 0 else first - ref - 1 for label, ref in refs.items()}
+    created = list(range(first, first + n_new)) if n_new else []
+    return [Resolution(label=label, entity_id=mapping[label], created=refs[label] < 0,
                        score=decisions[label][1]) for label in sorted(mapping)], created
