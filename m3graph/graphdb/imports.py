@@ -15,7 +15,7 @@ from m3graph.errors import InvalidInputError
 from m3graph.graphdb.characters import refresh_characters
 from m3graph.graphdb.clip_state import ClipState, set_state_tx
 from m3graph.graphdb.executor import Tx
-from m3graph.graphdb.types import ClipInfo
+from m3graph.graphdb.types import ClipInfo, clip_key
 from m3graph.settings import Settings
 
 WRITE_BATCH = 1000  # rows per UNWIND inside the one import transaction
@@ -60,6 +60,8 @@ def write_import_tx(tx: Tx, settings: Settings, rows: ImportRows) -> None:
         tx.run("import/voices", video_id=video_id, entities=batch)
     for batch in _batches(rows.memories):
         tx.run("import/memories", video_id=video_id, rows=batch)
+    for batch in _batches([{"key": clip_key(video_id, c.clip_index)} for c in rows.clips]):
+        tx.run("clip/refresh_search_text", clip_keys=[r["key"] for r in batch])
     for batch in _batches(rows.votes):
         tx.run("import/votes", votes=batch)
     if rows.entity_ids:

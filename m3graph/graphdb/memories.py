@@ -129,6 +129,7 @@ def write_clip_memories(
     stale = sorted(prior - {r["memory_id"] for r in rows})
     if stale:
         tx.run("memory/retract", clip_key=ckey, memory_ids=stale)
+    tx.run("clip/refresh_search_text", clip_keys=[ckey])  # support changed only here: one clip's document
     changed = set_clip_votes(tx, settings, ckey, all_votes, vote_sources)
     return MemoryWriteSummary(
         episodic=sum(1 for m in memories if m.kind == "episodic"), semantic_created=created,

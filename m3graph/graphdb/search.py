@@ -11,8 +11,10 @@ memory's cosine.
 
 `search_clip` returns the top-k clips *not shown yet* (the reference returned nothing once its global top-2
 had been shown); `search_node` returns the top-k memories. Every query filters by video and `before_clip`, so
-an answer can never use the future, and optionally by a window on the clips' absolute start time. A small
-filtered candidate set is scanned exactly; a large one goes through the vector index with adaptive
+an answer can never use the future, and optionally by a window on the clips' absolute start time.
+Each search is ONE statement (`search/ranked`): both rankings, the fusion, the clip scores and the memories shown.
+On Neo4j 2026.x its variant `search/ranked_2026` filters by video and clip inside the vector index (SEARCH ...
+WHERE); on 5.26 a small filtered candidate set is scanned exactly and a large one goes through the index with
 over-fetch. Tags are rendered as `<character_K>` from the MENTIONS structure, token-exactly.
 Scores shown are cosines (Neo4j's (1+cos)/2 is converted back).
 """
@@ -22,7 +24,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -35,10 +36,7 @@ from m3graph.graphdb.tags import render_characters
 from m3graph.graphdb.types import ClipResult, RenderedMemory, clip_key
 from m3graph.settings import Settings
 
-# One worker thread: the full-text query of a hybrid search runs while the calling thread runs the vector
-# query (the driver is thread-safe; each query takes its own session).
-_PATH_TTL_S = 5.0  # how long an exact-or-index decision is reused
-_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="m3graph-search")
+_PATH_TTL_S = 5.0  # how long an exact-or-index decision is reused (Neo4j 5.26 only)
 
 
 def to_cosine(score: float) -> float:
@@ -55,6 +53,9 @@ def _native(value: Any) -> datetime | None:
     return to_native() if callable(to_native) else value
 
 
+_MAX_CLIP = 2**63 - 1  # "no before_clip" inside the index filter, which takes no OR / IS NULL
+
+
 def _render(row: dict[str, Any], score: float | None = None) -> RenderedMemory:
     chars = {(k, n): c for k, n, c in row["chars"] if c is not None}
     return RenderedMemory(memory_id=row["memory_id"], kind=row["kind"], text=render_characters(row["text"], chars),
@@ -62,15 +63,14 @@ def _render(row: dict[str, Any], score: float | None = None) -> RenderedMemory:
                           score=score, source_ids=tuple(row.get("source_ids") or ()))
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """One memory of the fused ranking."""
-
-    memory_id: str
-    video_id: str
-    clip_index: int
-    fused: float  # normalised vector and full-text scores, mixed, with a share of the neighbours' scores
-    cosine: float | None  # None: found by full text only (below the floor or outside the vector pool)
+def _clip_result(row: dict[str, Any], by_clip: bool) -> ClipResult:
+    """A row of `search/ranked` as a ClipResult: search_clip shows the clip's best cosine, search_node each
+    memory's (and the clip's best of them)."""
+    memories = [_render(m | {"clip_index": row["clip_index"]}, None if by_clip else m["score"])
+                for m in row["memories"]]
+    score = row["cosine"] if by_clip else max((m.score for m in memories if m.score is not None), default=None)
+    return ClipResult(video_id=row["video_id"], clip_index=row["clip_index"], start_s=row["start_s"],
+                      end_s=row["end_s"], score=score, memories=memories, started_at=_native(row["started_at"]))
 
 
 @dataclass(frozen=True)
@@ -185,93 +185,45 @@ class MemorySearch:
     def _all_videos(self) -> list[str]:
         return [r["video_id"] for r in self.ex.read("search/all_videos")]
 
-    # -- hybrid ranking -----------------------------------------------------------------------------------
-    def _collect(self, name: str, params: dict[str, Any], want: int, filtered: bool) -> list[dict[str, Any]]:
-        """Index hits until `want` pass the filters, the index has no more, or more cannot pass the floor."""
-        n = want * self.cfg.overfetch if filtered else want
-        limit = max(self.cfg.max_index_candidates, want)
-        while True:
-            asked = min(n, limit)
-            row = self.ex.read(name, n=asked, **params)[0]
-            lowest = row.get("lowest")
-            floored = lowest is not None and lowest < params.get("min_score", -2.0)
-            if len(row["rows"]) >= want or row["raw"] < asked or asked >= limit or floored:
-                return list(row["rows"])
-            n *= 4
+    # -- one statement per search ------------------------------------------------------------------------
+    def _ranked(self, query: Sequence[float], text: str | None, scope: Scope, floor: float, by_clip: bool, k: int,
+                exclude: Sequence[str] = (), episodic_only: bool = False, reference: bool = False) -> list[ClipResult]:
+        """Runs `search/ranked` (or its 2026 variant): rankings, fusion, clip scores and memories in ONE round trip.
 
-    def vector_ranking(self, query: Sequence[float], scope: Scope, floor: float, n: int) -> list[dict[str, Any]]:
-        """Memories by cosine (index score), at or above the floor, best first."""
-        params = {"query": self._vector(query), **scope.params(), "min_score": to_index_score(floor), "k": n}
-        if scope.entity_ids is not None or self._use_exact(scope.videos, scope.before_clip):
-            params["videos"] = params["videos"] or self._all_videos()
-            return list(self.ex.read("search/vector_candidates_exact", **params)[0]["rows"])
-        filtered = any(v is not None for v in scope.params().values())
-        return self._collect("search/vector_candidates_index", params, n, filtered)
-
-    def text_ranking(self, text: str, scope: Scope, n: int) -> list[dict[str, Any]]:
-        """Memories by BM25 over the English-analysed full-text index; the text is never Lucene syntax."""
-        terms = lucene_query_terms(text)
-        if terms is None:
-            return []
-        params = {"text": terms, **scope.params(), "k": n}
-        filtered = any(v is not None for v in scope.params().values())
-        return self._collect("search/text_candidates", params, n, filtered)
-
-    def fused(self, query: Sequence[float], text: str | None, scope: Scope, floor: float, pool: int
-              ) -> list[Candidate]:
-        """The floored vector ranking and the full-text ranking fused by normalised scores, best first.
-
-        Each score is scaled by the best of its ranking (the cosine above the floor: (cos - floor) / (best -
-        floor); BM25: bm25 / best), and the two are mixed with `vector_weight`. Scores, unlike reciprocal
-        ranks, keep how far apart hits are: one line that matches both ways clearly beats a list of near-misses.
-        Then every memory takes `context_weight` of its neighbours' scores (the lines before and after it in
-        its clip), because the line that answers often only makes sense after the line before it.
+        `reference`: the reference's ranking (no text, no neighbour context, no clip prior: a clip scores its best
+        memory's cosine alone, a memory its own cosine).
+        The exact-or-index choice is the only other query, cached per scope for a few seconds; on Neo4j 2026.x
+        the vector index filters by video and clip inside the index, so it is never needed there.
         """
-        if text and self.cfg.hybrid:  # the two rankings are independent queries: run them side by side
-            pending = _POOL.submit(self.text_ranking, text, scope, pool)
-            vector = self.vector_ranking(query, scope, floor, pool)
-            textual = pending.result()
+        hybrid = bool(text and self.cfg.hybrid and not reference)
+        terms = lucene_query_terms(text, "text") if hybrid else None  # type: ignore[arg-type]
+        clip_terms = lucene_query_terms(text, "search_text") if hybrid else None  # type: ignore[arg-type]
+        caps = self.ex.capabilities
+        in_index = caps.vector_filters and caps.search_clause and self.cfg.in_index_filter
+        exact = scope.entity_ids is not None or scope.clips is not None or (
+            not in_index and self._use_exact(scope.videos, scope.before_clip))
+        videos = scope.videos
+        if exact and videos is None:
+            videos = self._all_videos()
+        filtered = scope.videos is not None or scope.before_clip is not None
+        n = self._pool(k + len(exclude))
+        params: dict[str, Any] = {
+            "query": self._vector(query), "text": terms, "clip_text": clip_terms, "videos": videos,
+            "before_clip": scope.before_clip,
+            "entity_ids": scope.entity_ids, "clips": scope.clips, "exact": exact,
+            "min_score": to_index_score(floor), "n": n,
+            "n_raw": min(max(self.cfg.max_index_candidates, n), n * self.cfg.overfetch) if filtered else n,
+            "vector_weight": self.cfg.vector_weight, "context_weight": 0.0 if reference else self.cfg.context_weight,
+            "clip_text_weight": self.cfg.clip_text_weight, "clip_prior": 0.0 if reference else self.cfg.clip_prior,
+            "by_clip": by_clip,
+            "exclude": list(exclude), "k": k, "episodic_only": episodic_only,
+        }
+        if in_index:
+            params["max_clip"] = _MAX_CLIP if scope.before_clip is None else scope.before_clip
+            rows = self.ex.read("search/ranked_2026", **params)
         else:
-            vector, textual = self.vector_ranking(query, scope, floor, pool), []
-        w = self.cfg.vector_weight if textual else 1.0
-        found: dict[str, dict[str, Any]] = {}
-
-        def entry(r: dict[str, Any]) -> dict[str, Any]:
-            return found.setdefault(r["memory_id"], {"video_id": r["video_id"], "clip_index": r["clip_index"],
-                                                     "order": r["order"], "score": 0.0, "cosine": None})
-
-        if vector:
-            best = max(to_cosine(r["score"]) for r in vector)
-            for r in vector:
-                cos = to_cosine(r["score"])
-                e = entry(r)
-                e["cosine"] = cos
-                e["score"] += w * ((cos - floor) / (best - floor) if best > floor else 1.0)
-        if textual:
-            best = max(r["score"] for r in textual) or 1.0
-            for r in textual:
-                entry(r)["score"] += (1.0 - w) * r["score"] / best
-        beta = self.cfg.context_weight
-        at = {(e["video_id"], e["clip_index"], e["order"]): e["score"] for e in found.values()}
-        out = []
-        for memory_id, e in found.items():
-            here = (e["video_id"], e["clip_index"])
-            context = sum(at.get((*here, e["order"] + d), 0.0) for d in (-1, 1)) if e["order"] is not None else 0.0
-            out.append(Candidate(memory_id, e["video_id"], e["clip_index"], e["score"] + beta * context,
-                                 e["cosine"]))
-        return sorted(out, key=lambda c: (-c.fused, c.memory_id))
-
-    def clip_scores(self, candidates: Sequence[Candidate]) -> dict[tuple[str, int], float]:
-        """A clip's score: its best memory's fused score, plus half the next one's, a quarter of the third's...
-
-        (`clip_evidence` memories): the best line decides, and more matching lines break ties between clips.
-        """
-        best: dict[tuple[str, int], list[float]] = {}
-        for c in sorted(candidates, key=lambda c: -c.fused):
-            scores = best.setdefault((c.video_id, c.clip_index), [])
-            if len(scores) < self.cfg.clip_evidence:
-                scores.append(c.fused)
-        return {key: float(sum(x * 0.5 ** i for i, x in enumerate(v))) for key, v in best.items()}
+            rows = self.ex.read("search/ranked", **params)
+        return [_clip_result(r, by_clip) for r in rows]
 
     def _pool(self, want: int) -> int:
         return max(self.cfg.fusion_pool, 5 * want)
@@ -296,59 +248,37 @@ class MemorySearch:
                     since: datetime | None = None, until: datetime | None = None) -> list[ClipResult]:
         """The best k clips not in `exclude`, with all their memories, in clip order.
 
-        With `text` (or a time window) clips are ranked by fused evidence; without, by their best memory's cosine.
+        With `text`, clips are ranked by fused evidence; without, by their best memory's cosine (the reference).
         `threshold` floors the vector cosine (default: the floor measured for the text model).
         """
         check_request(k, before_clip)
         self._vector(query)  # refuses a bad vector before any query, whichever ranking runs
         k = k or self.cfg.clip_topk
-        if not (text and self.cfg.hybrid) and since is None and until is None:
-            ranked = self.rank_clips(query, videos, before_clip, exclude, k, threshold, characters)
-            refs = [(v, c) for v, c, _ in ranked]
-            cosines = {(v, c): s for v, c, s in ranked}
-        else:
-            scope = self.scope(videos, before_clip, characters, since, until)
-            if scope is None:
-                return []
-            candidates = self.fused(query, text, scope, self.floor(threshold), self._pool(k + len(exclude)))
-            scores = self.clip_scores(candidates)
-            shown = set(exclude)
-            refs = [key for key in sorted(scores, key=lambda key: (-scores[key], key))
-                    if clip_key(*key) not in shown][:k]
-            cosines = {}
-            for c in candidates:
-                key = (c.video_id, c.clip_index)
-                if c.cosine is not None and c.cosine > cosines.get(key, -2.0):
-                    cosines[key] = c.cosine
-        results = self.clips(refs, episodic_only, cosines)
+        scope = self.scope(videos, before_clip, characters, since, until)
+        if scope is None:
+            return []
+        reference = not (text and self.cfg.hybrid)
+        results = self._ranked(query, text, scope, self.floor(threshold), True, k, exclude, episodic_only, reference)
         return sorted(results, key=lambda r: (r.video_id, r.clip_index))
 
     def search_node(self, query: Sequence[float], videos: Sequence[str] | None = None, before_clip: int | None = None,
                     k: int | None = None, characters: Sequence[int] = (), text: str | None = None,
                     since: datetime | None = None, until: datetime | None = None,
                     threshold: float | None = None) -> list[ClipResult]:
-        """Top-k memories grouped by clip: fused (vector floored + full text) with `text`, else by cosine alone."""
+        """Top-k memories grouped by clip: fused (vector floored + full text) with `text`, else by cosine alone.
+
+        Without text there is no floor unless `threshold` is given (the reference's search_node has none).
+        """
         check_request(k, before_clip)
         self._vector(query)
         k = k or self.cfg.node_topk
-        if text and self.cfg.hybrid or since is not None or until is not None:
-            scope = self.scope(videos, before_clip, characters, since, until)
-            if scope is None:
-                return []
-            top = self.fused(query, text, scope, self.floor(threshold), self._pool(k))[:k]
-            return self._group([c.memory_id for c in top], {c.memory_id: c.cosine for c in top})
-        entity_ids = self.entities_of(characters) if characters else None
-        if characters and not entity_ids:
+        scope = self.scope(videos, before_clip, characters, since, until)
+        if scope is None:
             return []
-        params: dict[str, Any] = {"query": self._vector(query), "videos": list(videos) if videos else None,
-                                  "before_clip": before_clip, "entity_ids": entity_ids, "k": k}
-        if entity_ids is not None or self._use_exact(videos, before_clip):
-            params["videos"] = params["videos"] or self._all_videos()
-            rows = self.ex.read("search/nodes_exact", **params)
-        else:
-            rows = self._index_search("search/nodes_index", params, k)
-        scores = {r["memory_id"]: to_cosine(r["score"]) for r in rows}
-        return self._group(list(scores)[:k], scores)
+        hybrid = bool(text and self.cfg.hybrid)
+        floor = self.floor(threshold) if hybrid or threshold is not None else -1.0
+        results = self._ranked(query, text, scope, floor, False, k, reference=not hybrid)
+        return sorted(results, key=lambda r: (r.video_id, r.clip_index))
 
     def _group(self, ids: Sequence[str], scores: dict[str, float | None]) -> list[ClipResult]:
         rows = self.ex.read("search/memories_by_id", ids=list(ids))
@@ -425,15 +355,15 @@ STOP_WORDS = frozenset(_STOP_WORDS.split())
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-def lucene_query_terms(text: str) -> str | None:
-    """A user string as OR-ed, escaped, quoted content words for BM25 ranking; None when none is left.
+def lucene_query_terms(text: str, field: str = "text") -> str | None:
+    """A user string as OR-ed, escaped, quoted content words of one field, for BM25 ranking; None when none is left.
 
     Only word characters survive tokenization and every term is quoted and escaped, so nothing a user (or a
     model) writes can become a Lucene operator, field or wildcard.
     """
     words = [w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and (len(w) > 1 or w.isdigit())]
     unique = list(dict.fromkeys(words))[:64]
-    return "text:(" + " ".join('"' + lucene_escape(w) + '"' for w in unique) + ")" if unique else None
+    return f"{field}:(" + " ".join('"' + lucene_escape(w) + '"' for w in unique) + ")" if unique else None
 
 
 def lucene_phrase_terms(text: str) -> str:
@@ -445,5 +375,5 @@ def lucene_phrase_terms(text: str) -> str:
     return " ".join(terms) if terms else '""'
 
 
-__all__ = ["Candidate", "MemorySearch", "Scope", "clip_key", "lucene_phrase", "lucene_query_terms", "to_cosine",
+__all__ = ["MemorySearch", "Scope", "clip_key", "lucene_phrase", "lucene_query_terms", "to_cosine",
            "to_index_score"]

@@ -80,6 +80,9 @@ MIGRATIONS: tuple[Migration, ...] = (
               requires="vector_filters"),
     # Hybrid search ranks by BM25 over stemmed words without stop words ("drinks" finds "drink").
     Migration(9, "English-analysed full-text index over memory text", ("schema/fulltext_memory_text_en",)),
+    # Hybrid search also ranks whole clips: BM25 over a clip's derived search text (date in words + memories).
+    Migration(10, "clip search text and its English-analysed full-text index",
+              ("schema/backfill_clip_search_text", "schema/fulltext_clip_text_en")),
 )
 LATEST = MIGRATIONS[-1].version
 
