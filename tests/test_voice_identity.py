@@ -15,7 +15,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from m3graph.perception.calibrate import frame_labels, librispeech_files, score_frames  # noqa: E402
+from m3graph.perception.calibrate import frame_labels, librispeech_files, pooled_groups, score_frames  # noqa: E402
 from m3graph.perception.vad import SAMPLE_RATE, SpeechSegment, load_audio  # noqa: E402
 from m3graph.perception.voices import cluster_anchored, cluster_turns, join_pauses, speech_turns  # noqa: E402
 from m3graph.settings import PerceptionConfig, Settings  # noqa: E402
@@ -78,3 +78,14 @@ def test_pooled_turns_give_one_voice_per_person(tmp_path: Path) -> None:
     assert pw.f1 >= 0.95 and coverage >= 0.8
     # The pauses inside utterances did not split them: at most one turn per utterance (plus a speaker-change cut).
     assert len(turns) <= 6
+
+
+def test_pooled_groups_pool_disjoint_groups_of_one_identity() -> None:
+    e = np.eye(3)
+    windows = [np.stack([e[0], e[0]]), np.stack([e[1]]), np.stack([e[0]]), np.stack([e[2]]), np.stack([e[2]])]
+    vectors, labels = pooled_groups(windows, ["a", "a", "b", "a", "c"], 2)
+    assert labels == ["a"]  # a: items 0+1 (item 3 is a remainder); b and c have fewer than 2 items
+    expected = 2 * e[0] + e[1]
+    np.testing.assert_allclose(vectors[0], expected / np.linalg.norm(expected))
+    ones, ones_labels = pooled_groups(windows, ["a", "a", "b", "a", "c"], 1)
+    assert ones_labels == ["a", "a", "a", "b", "c"] and ones.shape == (5, 3)

@@ -38,7 +38,7 @@ from m3graph.perception import diarize_pyannote  # noqa: E402
 from m3graph.perception.asr import FasterWhisperASR, resolve_model_dir  # noqa: E402
 from m3graph.perception.speaker import speaker_embedder  # noqa: E402
 from m3graph.perception.vad import SAMPLE_RATE, SpeechSegment, detect_speech, load_audio, merge_segments  # noqa: E402
-from m3graph.perception.voices import cluster_voices, find_turns, perceive_voices  # noqa: E402
+from m3graph.perception.voices import cluster_voices, find_turns, merge_pooled, perceive_voices  # noqa: E402
 
 VOICES = {
     "A": ["-v", "en-us+m3", "-p", "30", "-s", "160"],
@@ -372,3 +372,21 @@ def test_find_turns_splits_at_the_change_and_respects_veto() -> None:
     assert find_turns(vecs, spans, 0.0, 8.0, 0.8, 2.0, verify=lambda a, c, b: False) == [(0.0, 8.0)]
     same = np.tile([[1.0, 0.0]], (len(spans), 1))
     assert find_turns(same, spans, 0.0, 8.0, 0.8, 2.0) == [(0.0, 8.0)]
+
+
+def test_merge_pooled_joins_clusters_whose_pooled_vectors_agree() -> None:
+    """Issue 10: two turns of one speaker whose single vectors disagree (cosine 0.74, below 0.80) agree once their
+    windows are pooled with a third turn's; a stranger (cosine <= 0.5) and an overlapping turn stay apart."""
+    base, d1, d2, other = np.eye(4)
+    a = base + 0.6 * d1
+    b = base + 0.6 * d2
+    turns = [a / np.linalg.norm(a), b / np.linalg.norm(b), base, other + 0.5 * base]
+    vectors = np.stack([t / np.linalg.norm(t) for t in turns])
+    assert float(vectors[0] @ vectors[1]) < 0.8
+    spans = [(0.0, 3.0), (4.0, 7.0), (8.0, 11.0), (12.0, 15.0)]
+    windows = [np.stack([v, v]) for v in vectors]
+    assert merge_pooled([0, 1, 2, 3], vectors, spans, 0.8, windows) == [0, 0, 0, 1]
+    assert merge_pooled([0, 1, 2, 3], vectors, spans, 0.8) == [0, 0, 0, 1]  # duration-weighted without windows
+    overlapping = [(0.0, 3.0), (2.0, 7.0), (8.0, 11.0), (12.0, 15.0)]
+    assert merge_pooled([0, 1, 2, 3], vectors, overlapping, 0.8, windows) == [0, 1, 0, 2]
+    assert merge_pooled([], vectors[:0], [], 0.8) == []

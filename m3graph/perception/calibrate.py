@@ -132,6 +132,31 @@ def bcubed_pr(pred: Sequence[object], truth: Sequence[object]) -> PR:
     return PR(precision, recall)
 
 
+def pooled_groups(windows: Sequence[np.ndarray], labels: Sequence[object], size: int
+                  ) -> tuple[np.ndarray, list[object]]:
+    """Pooled vectors of disjoint groups of `size` items of one identity (in input order; a remainder is dropped).
+
+    `windows[i]` holds item i's window vectors; a group's vector is the unit mean of all its items' windows, as the
+    per-clip pooled second stage (`voices.merge_pooled`) scores clusters. Feed the result to `pair_scores` to get
+    the same/different distributions of pooled clusters (issue 10, docs/evaluation.md "Thresholds chosen").
+    """
+    if size < 1:
+        raise InvalidInputError(f"group size must be >= 1, got {size}")
+    if len(windows) != len(labels):
+        raise InvalidInputError("windows and labels differ in length")
+    by_label: dict[object, list[int]] = {}
+    for i, label in enumerate(labels):
+        by_label.setdefault(label, []).append(i)
+    vectors, out_labels = [], []
+    for label, items in by_label.items():
+        for g in range(0, len(items) - size + 1, size):
+            total = np.concatenate([np.asarray(windows[i], dtype=np.float64) for i in items[g : g + size]]).sum(axis=0)
+            vectors.append(total / np.linalg.norm(total))
+            out_labels.append(label)
+    dim = int(np.asarray(windows[0]).shape[-1]) if len(windows) else 0
+    return (np.stack(vectors) if vectors else np.empty((0, dim))), out_labels
+
+
 def average_linkage(vectors: np.ndarray, threshold: float, groups: Sequence[object] | None = None) -> np.ndarray:
     """Average-linkage clusters at `threshold` (mean pairwise cosine), with a cannot-link inside each group.
 

@@ -20,6 +20,10 @@ all offline and per clip:
 4. **Clustering** within the clip: average-linkage agglomeration on cosine similarity, merging while the mean
    pairwise cosine is ≥ `voice_cluster_threshold`, with a cannot-link between turns that overlap in time (one
    person does not speak twice at once). Mean pairwise cosine is the same score the graph's identity matching uses.
+   With `voice_turns = "pooled"`, a second stage (`merge_pooled`) then joins clusters whose pooled vectors (unit
+   mean of all their members' 1.6-s windows) have cosine ≥ `voice_pooled_threshold` (0.80): single turns of one
+   reader can score 0.70-0.79 with each other, pooled groups of 2-3 LibriSpeech utterances score ≥ 0.86 for one
+   speaker and ≤ 0.77 for two (issue 10, docs/evaluation.md "Identity calibration").
 5. **Output**: one `VoiceCluster` per speaker, labels 0.. in order of first speech; utterances carry ABSOLUTE times
    (`clip_start_s` + offset, ms precision), unit-norm embeddings, `quality` = turn duration in seconds (longer
    speech gives a steadier voice vector; it ranks voice exemplars), and, when `audio_dir` is given, a 16-bit WAV
@@ -78,6 +82,7 @@ class _Turn:
     embedding: np.ndarray
     group: str | None = None
     text: str = ""
+    windows: np.ndarray | None = None  # the turn's unit 1.6-s window vectors ("pooled" turns), for `merge_pooled`
 
 
 # ------------------------------------------------------------------------------------------ pure helpers
@@ -234,13 +239,14 @@ def pooled_embedding(embedder: SpeakerEmbedder, wave: np.ndarray) -> np.ndarray:
 
 def _pooled_turns(audio: np.ndarray, segments: list[SpeechSegment], embedder: SpeakerEmbedder,
                   threshold: float, min_speech_s: float, gap_s: float) -> list[_Turn]:
-    """Turns that survive short pauses, each embedded as the mean of its sliding windows."""
+    """Turns that survive short pauses, each embedded as the mean of its sliding windows (kept for merging)."""
     joined = join_pauses(segments, gap_s)
     turns = _embedding_turns(audio, joined, embedder, threshold, min_speech_s)
     out = []
     for t in turns:
         wave = audio[int(round(t.start_s * SAMPLE_RATE)) : int(round(t.end_s * SAMPLE_RATE))]
-        out.append(_Turn(t.start_s, t.end_s, pooled_embedding(embedder, wave)))
+        windows, _ = embedder.embed_windows(wave, SAMPLE_RATE, WINDOW_HOP_S)
+        out.append(_Turn(t.start_s, t.end_s, unit(windows.mean(axis=0)), windows=windows))
     return out
 
 
@@ -283,6 +289,61 @@ def cluster_anchored(vectors: np.ndarray, spans: Sequence[tuple[float, float]], 
     return labels
 
 
+def merge_pooled(labels: Sequence[int], vectors: np.ndarray, spans: Sequence[tuple[float, float]], threshold: float,
+                 windows: Sequence[np.ndarray] | None = None) -> list[int]:
+    """Second stage: join a clip's clusters while their pooled voice vectors agree (cosine ≥ `threshold`).
+
+    A cluster's pooled vector is the unit mean of all its members' 1.6-s window vectors (`windows`, one array per
+    turn), i.e. every second of its speech weighs the same; without windows, the duration-weighted mean of the turn
+    vectors. Pooling several turns averages out what varies from utterance to utterance, so a reader whose single
+    utterances score 0.70-0.79 with each other (below the per-turn threshold) has cluster vectors above it, while a
+    different speaker's stay below (see docs/evaluation.md). Centroid linkage, the pair with the highest cosine
+    first, centroids recomputed after each merge; never across overlapping turns. Labels 0.. in order of first start.
+    """
+    n = len(labels)
+    if n == 0:
+        return []
+    members: dict[int, list[int]] = {}
+    for i, label in enumerate(labels):
+        members.setdefault(int(label), []).append(i)
+    groups = list(members.values())
+    v = np.asarray(vectors, dtype=np.float64)
+    if windows is not None:
+        sums = [np.asarray(w, dtype=np.float64).sum(axis=0) for w in windows]
+    else:
+        sums = [v[i] * max(b - a, 1e-3) for i, (a, b) in enumerate(spans)]
+    starts = np.array([a for a, _ in spans])
+    ends = np.array([b for _, b in spans])
+    overlap = (np.minimum.outer(ends, ends) - np.maximum.outer(starts, starts)) > OVERLAP_EPS_S
+    np.fill_diagonal(overlap, False)
+
+    def pooled(group: list[int]) -> np.ndarray:
+        total = np.sum([sums[i] for i in group], axis=0)
+        return total / np.linalg.norm(total)
+
+    while len(groups) > 1:
+        centroids = [pooled(g) for g in groups]
+        best: tuple[float, int, int] | None = None
+        for a in range(len(groups)):
+            for b in range(a + 1, len(groups)):
+                if overlap[np.ix_(groups[a], groups[b])].any():
+                    continue
+                score = float(centroids[a] @ centroids[b])
+                if score >= threshold and (best is None or score > best[0]):
+                    best = (score, a, b)
+        if best is None:
+            break
+        _, a, b = best
+        groups[a] = sorted(groups[a] + groups[b])
+        del groups[b]
+    groups.sort(key=lambda g: min((starts[i], i) for i in g))
+    out = [0] * n
+    for label, g in enumerate(groups):
+        for i in g:
+            out[i] = label
+    return out
+
+
 def _pyannote_turns(audio: np.ndarray, settings: Settings, embedder: SpeakerEmbedder) -> list[_Turn]:
     from m3graph.perception.diarize_pyannote import diarize
 
@@ -304,7 +365,7 @@ def _transcribe(audio: np.ndarray, turns: list[_Turn], asr: ASR) -> list[_Turn]:
         a = max(0.0, min(t.start_s, max(t.start_s - ASR_CONTEXT_S, prev_end)))
         b = min(duration, max(t.end_s, min(t.end_s + ASR_CONTEXT_S, next_start)))
         text = asr.transcribe(audio[int(round(a * SAMPLE_RATE)) : int(round(b * SAMPLE_RATE))], SAMPLE_RATE)
-        out.append(_Turn(t.start_s, t.end_s, t.embedding, t.group, text))
+        out.append(_Turn(t.start_s, t.end_s, t.embedding, t.group, text, t.windows))
     return out
 
 
@@ -333,12 +394,17 @@ def speech_turns(audio: np.ndarray, settings: Settings, embedder: SpeakerEmbedde
                          cfg.voice_turn_gap_s)
 
 
-def cluster_turns(vectors: np.ndarray, spans: Sequence[tuple[float, float]], settings: Settings) -> list[int]:
-    """Within-clip speaker labels for turns, by `perception.voice_turns`."""
+def cluster_turns(vectors: np.ndarray, spans: Sequence[tuple[float, float]], settings: Settings,
+                  windows: Sequence[np.ndarray] | None = None) -> list[int]:
+    """Within-clip speaker labels for turns, by `perception.voice_turns`; "pooled" then joins clusters whose pooled
+    vectors agree at `perception.voice_pooled_threshold` (None: no second stage), see `merge_pooled`."""
     cfg = settings.perception
     if cfg.voice_turns == "legacy":
         return cluster_voices(vectors, spans, cfg.voice_cluster_threshold)
-    return cluster_anchored(vectors, spans, cfg.voice_cluster_threshold)
+    labels = cluster_anchored(vectors, spans, cfg.voice_cluster_threshold)
+    if cfg.voice_pooled_threshold is None:
+        return labels
+    return merge_pooled(labels, vectors, spans, cfg.voice_pooled_threshold, windows)
 
 
 def perceive_voices(wav_path: Path, settings: Settings, clip_start_s: float = 0.0, audio_dir: Path | None = None,
@@ -390,8 +456,9 @@ def perceive_voices(wav_path: Path, settings: Settings, clip_start_s: float = 0.
         order = {g: k for k, g in enumerate(sorted(first, key=lambda g: (first[g], str(g))))}
         labels = [order[t.group] for t in turns]
     else:
+        windows = [t.windows for t in turns if t.windows is not None]
         labels = cluster_turns(np.stack([t.embedding for t in turns]), [(t.start_s, t.end_s) for t in turns],
-                               settings)
+                               settings, windows if len(windows) == len(turns) else None)
 
     grouped: dict[int, list[UtteranceObservation]] = {}
     for label, t in sorted(zip(labels, turns, strict=True), key=lambda p: (p[0], p[1].start_s)):
