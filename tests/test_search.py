@@ -299,6 +299,16 @@ def test_clip_search_text_follows_its_memories(graph: MemoryGraph) -> None:
     # Re-memorizing a clip replaces its document.
     graph.write_memories("h", 1, [mem("episodic", "Ann: the harbour walk, part 0.", near(q, 0.75, g))])
     assert _search_text(graph, "h#1") == "1 June 2023\nAnn: the harbour walk, part 0.\n"
+    # A fact first said in clip 0 and said again in clip 1 lives in clip 0; when clip 0 no longer says it, it moves
+    # to clip 1, and so does its text.
+    for i in range(2):
+        add_clip(graph, "m", i)
+    fact = near(q, 0.5, g)
+    graph.write_memories("m", 0, [mem("semantic", "Ann likes green tea.", fact)])
+    graph.write_memories("m", 1, [mem("semantic", "Ann likes green tea.", fact)])
+    assert "green tea" not in _search_text(graph, "m#1")
+    graph.write_memories("m", 0, [])
+    assert (_search_text(graph, "m#0"), _search_text(graph, "m#1")) == ("", "Ann likes green tea.\n")
     w = _world(graph)  # video v: undated clips, memories that mention faces
     assert _search_text(graph, "v#0").startswith("Event 0: <face_1> talks to <face_12>.\n")
     # Deleting a character deletes its memories, and their text leaves every clip's document.

@@ -78,7 +78,8 @@ def write_clip_memories(
     all_votes = list(votes) + [v for m in memories for v in equivalence_votes(m.text)]
     _check_entities(tx, memories, all_votes)
     tx.run("graph/lock", name=f"memory:{video_id}")
-    prior = {r["memory_id"] for r in tx.run("memory/clip_state", clip_key=ckey, video_id=video_id)}
+    prior_rows = tx.run("memory/clip_state", clip_key=ckey, video_id=video_id)
+    prior = {r["memory_id"] for r in prior_rows}
 
     rows: list[dict[str, Any]] = []
     for order, m in enumerate(x for x in memories if x.kind == "episodic"):
@@ -129,12 +130,25 @@ def write_clip_memories(
     stale = sorted(prior - {r["memory_id"] for r in rows})
     if stale:
         tx.run("memory/retract", clip_key=ckey, memory_ids=stale)
-    tx.run("clip/refresh_search_text", clip_keys=[ckey])  # support changed only here: one clip's document
+    tx.run("clip/refresh_search_text", clip_keys=[ckey, *_moved_to(prior_rows, set(stale), ckey)])
     changed = set_clip_votes(tx, settings, ckey, all_votes, vote_sources)
     return MemoryWriteSummary(
         episodic=sum(1 for m in memories if m.kind == "episodic"), semantic_created=created,
         semantic_reinforced=reinforced, equivalence_votes=len({(v.face_id, v.voice_id) for v in all_votes}),
         characters_changed=changed)
+
+
+def _moved_to(prior_rows: Sequence[dict[str, Any]], stale: set[str], ckey: str) -> list[str]:
+    """Clips a retracted memory may have moved to (its earliest remaining supporting clip): their documents change.
+
+    A memory moves only if `ckey` was its first clip; refreshing a clip whose memories did not change is harmless.
+    """
+    moved = set()
+    for r in prior_rows:
+        remaining = [k for k in (r["support"] or []) if k != ckey]
+        if r["memory_id"] in stale and remaining:
+            moved.add(min(remaining, key=lambda k: int(k.rsplit("#", 1)[1])))
+    return sorted(moved)
 
 
 def set_clip_votes(tx: Tx, settings: Settings, ckey: str, votes: Sequence[EquivalenceVote],

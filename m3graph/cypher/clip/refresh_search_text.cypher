@@ -2,14 +2,15 @@
 // params: clip_keys
 // The one writer of `Clip.search_text`: the document hybrid search ranks whole clips by (BM25 over the
 // `clip_text_en` full-text index). It is derived, never edited: the clip's date in words ("8 May 2023", when the
-// clip has an absolute start time) and the text of every memory the clip supports, in order. Writers of
-// memories call it for the clips whose memories they changed, inside their own transaction.
+// clip has an absolute start time) and the text of the memories the clip holds (the ones search shows with it),
+// in order: an index seek on (video_id, clip_index). Writers of memories call it, inside their own transaction,
+// for every clip whose memories they changed (including the clip a retracted memory moved to).
 UNWIND $clip_keys AS key
 MATCH (c:Clip {clip_key: key})
 CALL (c) {
-  OPTIONAL MATCH (m:Memory {video_id: c.video_id})
-  WHERE c.clip_key IN m.support_clips AND NOT m.is_equivalence
-  WITH m ORDER BY m.clip_index, m.order_in_clip, m.memory_id
+  OPTIONAL MATCH (m:Memory {video_id: c.video_id, clip_index: c.clip_index})
+  WHERE NOT m.is_equivalence
+  WITH m ORDER BY m.order_in_clip, m.memory_id
   RETURN reduce(t = '', x IN collect(m.text) | t + x + '\n') AS memories
 }
 WITH c, memories,

@@ -1,8 +1,7 @@
 // mode: read
 // params: memory_ids
 // returns: clip_keys
-// The clips whose search text holds these memories (every clip that supports one), read before they change.
+// The clips whose search text holds these memories (their home clips), read before the memories change.
 UNWIND $memory_ids AS id
 MATCH (m:Memory {memory_id: id})
-UNWIND m.support_clips AS key
-RETURN collect(DISTINCT key) AS clip_keys
+RETURN collect(DISTINCT m.video_id + '#' + toString(m.clip_index)) AS clip_keys

@@ -4,9 +4,9 @@
 MATCH (c:Clip) WHERE c.search_text IS NULL
 CALL (c) {
   CALL (c) {
-    OPTIONAL MATCH (m:Memory {video_id: c.video_id})
-    WHERE c.clip_key IN m.support_clips AND NOT m.is_equivalence
-    WITH m ORDER BY m.clip_index, m.order_in_clip, m.memory_id
+    OPTIONAL MATCH (m:Memory {video_id: c.video_id, clip_index: c.clip_index})
+    WHERE NOT m.is_equivalence
+    WITH m ORDER BY m.order_in_clip, m.memory_id
     RETURN reduce(t = '', x IN collect(m.text) | t + x + '\n') AS memories
   }
   WITH c, memories,
