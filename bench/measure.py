@@ -13,6 +13,7 @@ from bench.baseline import LinearScan, exact_topk, recall_at_k
 from bench.dissect import QueryTimer
 from bench.synth import Corpus, FaceSet, QuerySet, observations_of, unit, video_id
 from m3graph.cypher import query
+from m3graph.graphdb.imports import ImportRows
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, FaceCluster, FaceObservation, MemoryIn
 
@@ -246,3 +247,55 @@ def bench_writes(graph: MemoryGraph, corpus: Corpus, clips: int, seed: int, budg
             "memories_per_s": mem / sum(write_s) if write_s else None,
             "nodes_per_s": (mem + done) / (sum(write_s) + sum(upsert_s)) if write_s else None,
             "clip_state_query": summary(probe_s), "queries": qt.report(max(1, dissect))}
+
+
+def bench_import(graph: MemoryGraph, corpus: Corpus, videos: int, clips_per_video: int, seed: int,
+                 per_clip: int = 20, dissect: int = 1) -> dict[str, Any]:
+    """The product's bulk path, `MemoryGraph.write_import`, with the vector indexes present and populated.
+
+    Why this path: it is what an import of a research memory graph runs (one transaction per video, UNWIND
+    batches of 1,000 memories, imports.py), so memories/s here is the product's bulk ingestion rate, with the
+    HNSW index updated in the same commit, unlike the bench loader that fills the store before the index
+    exists. Videos are synthetic (topic centres plus noise, like bench_writes) with no faces, voices or votes.
+    """
+    rng = np.random.default_rng(seed)
+    spec = corpus.spec
+    n_episodic = round(per_clip * spec.episodic_share)
+    times, counts, packed = [], [], []
+    qt = QueryTimer()
+    for v in range(dissect + videos):
+        vid = f"bench-i{v:03d}"
+        t0 = time.perf_counter()
+        clips, rows = [], []
+        for c in range(clips_per_video):
+            clips.append(ClipInfo(video_id=vid, clip_index=c, start_s=30.0 * c, end_s=30.0 * c + 30.0))
+            topics = rng.integers(0, spec.n_topics, 2)
+            picked = topics[rng.integers(0, 2, per_clip)]
+            noise = rng.standard_normal((per_clip, spec.dim)) / np.sqrt(spec.dim)
+            emb = unit(corpus.centres[picked].astype(np.float64) + corpus.spread[picked, None] * noise)
+            ckey = f"{vid}#{c}"
+            for j in range(per_clip):
+                kind = "episodic" if j < n_episodic else "semantic"
+                text = f"Imported {'event' if j < n_episodic else 'fact'} {j} of clip {c} in {vid}."
+                mid = f"{ckey}#e{j}" if kind == "episodic" else f"{ckey}#s{v:03d}{c:05d}{j:04d}"
+                rows.append({"memory_id": mid, "clip_key": ckey, "clip_index": c, "kind": kind, "text": text,
+                             "order": j, "embedding": emb[j].tolist(), "is_equivalence": False,
+                             "entity_ids": [], "old_id": c * per_clip + j, "mentions": []})
+        packed.append(time.perf_counter() - t0)
+        import_rows = ImportRows(video_id=vid, source="bench", format="bench-synthetic", clips=clips, faces=[],
+                                 voices=[], memories=rows, votes=[], entity_ids=[])
+        if v < dissect:  # untimed first pass: warms the server (JIT, caches) and attributes time to the queries
+            with qt:
+                graph.write_import(import_rows)
+            continue
+        s, _ = timed(lambda import_rows=import_rows: graph.write_import(import_rows))
+        times.append(s)
+        counts.append(len(rows))
+        log.info("write_import %s: %d memories in %.2f s (%.0f memories/s)", vid, len(rows), s, len(rows) / s)
+    total = sum(times)
+    per_video = [c / s for c, s in zip(counts, times, strict=True)]
+    return {"videos": videos, "clips_per_video": clips_per_video, "memories_per_clip": per_clip,
+            "memories": sum(counts), "seconds": total, "memories_per_s": sum(counts) / total if total else None,
+            "memories_per_s_per_video_p50": float(np.median(per_video)) if per_video else None,
+            "transaction": summary(times), "rows_build_s": sum(packed[dissect:]), "warmup_videos": dissect,
+            "queries": qt.report(max(1, dissect))}

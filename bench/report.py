@@ -17,6 +17,8 @@ TARGETS = {
     "recall": 0.95,
     "resolve_ms": 5.0,
     "write_nodes_per_s": 5000.0,
+    "import_memories_per_s": 5000.0,  # issue 12: bulk ingestion with the vector index present
+    "write_clip_ms": 20.0,  # issue 12: write_memories of one clip of 20 memories, p50
 }
 
 
@@ -115,7 +117,124 @@ ROWS: list[Row] = [
     ("  of which memory/clip_state: p50 ms", lambda r: _fmt(_get(r, "writes.clip_state_query.p50_ms"), 1)),
     ("store size on disk, GB", lambda r: _fmt(_get(r, "store_gb"), 2)),
     ("Neo4j RSS after the run, GB", lambda r: _fmt(_get(r, "server_rss_gb"), 1)),
+    # issue 12 (absent from older result files, shown as –)
+    ("`RETURN 1` at the end of the run: p50 / p95 ms", lambda r: _pair(r, "floor.end", 2)),
+    ("launcher's vector compaction setting", lambda r: _compaction(r)),
+    ("memory vector index segments, committed / .si files: after build", lambda r: _census(r, "build")),
+    ("  after write_memories, on disk while running", lambda r: _census(r, "writes")),
+    ("  after write_memories, after a checkpointing restart", lambda r: _census(r, "writes_checkpointed")),
+    ("  after write_import", lambda r: _census(r, "import")),
+    ("  after server stop (checkpointed)", lambda r: _census_stop(r)),
+    ("write_import (bulk, index present): memories/s", lambda r: _fmt(_get(r, "import.memories_per_s"), 0)),
+    ("write_import: s per transaction (video) p50", lambda r: _fmt(_seconds(_get(r, "import.transaction.p50_ms")),
+                                                                    2) + _per_video(r)),
+    ("FAISS HNSW: build s", lambda r: _fmt(_get(r, "faiss.build_s"))),
+    ("FAISS HNSW: efSearch / its recall@10", lambda r: f"{_fmt(_get(r, 'faiss.ef_search'))} / "
+                                                        f"{_fmt(_get(r, 'faiss.recall'), 3)}"),
+    ("FAISS top-10: p50 / p95 ms", lambda r: _pair(r, "faiss.topk", 3)),
+    ("FAISS clip ranking (search_clip's answer): p50 / p95 ms", lambda r: _pair(r, "faiss.clip_rank", 3)),
 ]
+
+
+def _seconds(ms: Any) -> float | None:
+    return None if ms is None else ms / 1000.0
+
+
+def _per_video(r: dict[str, Any]) -> str:
+    n = _get(r, "import.clips_per_video")
+    per = _get(r, "import.memories_per_clip")
+    return "" if n is None or per is None else f" ({n * per:,} memories)"
+
+
+def _compaction(r: dict[str, Any]) -> str:
+    passed = _get(r, "indexes.compaction.launcher_args")
+    if passed is None:
+        return "–"
+    return ", ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in passed.items()) or "none"
+
+
+def _census(r: dict[str, Any], when: str) -> str:
+    c = _get(r, f"indexes.census_after_{when}.memory_embedding")
+    return "–" if c is None else f"{_fmt(c.get('committed'))} / {_fmt(c.get('si_files'))}"
+
+
+def _census_stop(r: dict[str, Any]) -> str:
+    c = _get(r, "indexes.segments_after_stop.memory_embedding")
+    return "–" if c is None else f"{_fmt(c.get('committed'))} / {_fmt(c.get('si_files'))}"
+
+
+def _p50(r: dict[str, Any], path: str) -> float | None:
+    v = _get(r, f"{path}.p50_ms")
+    return float(v) if v is not None else None
+
+
+def _ratio(a: float | None, b: float | None, digits: int = 1) -> str:
+    return "–" if a is None or b is None or b <= 0 else f"{a / b:,.{digits}f}×"
+
+
+def _sum(*values: float | None) -> float | None:
+    return None if any(v is None for v in values) else float(sum(v for v in values if v is not None))
+
+
+ANCHOR_ROWS: list[Row] = [
+    ("`RETURN 1` floor p50 ms (start / end)", lambda r: f"{_fmt(_p50(r, 'ping'), 2)} / "
+                                                         f"{_fmt(_p50(r, 'floor.end'), 2)}"),
+    ("load average, 1 min (before search / end)", lambda r: _loadavg(r)),
+    ("recall@10: graph index / FAISS at its efSearch", lambda r: f"{_fmt(_get(r, 'recall.index_topk.all'), 3)} / "
+                                                                  f"{_fmt(_get(r, 'faiss.recall'), 3)} "
+                                                                  f"(ef {_fmt(_get(r, 'faiss.ef_search'))})"),
+    ("graph raw index top-10 (bench/index_topk) p50 ms", lambda r: _fmt(_p50(r, "recall.index_topk_latency"), 2)),
+    ("FAISS HNSW top-10 p50 ms", lambda r: _fmt(_p50(r, "faiss.topk"), 3)),
+    ("  graph top-10 / (FAISS top-10 + `RETURN 1`)", lambda r: _ratio(
+        _p50(r, "recall.index_topk_latency"), _sum(_p50(r, "faiss.topk"), _p50(r, "ping")), 2)),
+    ("search_clip, no filter p50 ms", lambda r: _fmt(_p50(r, "search.global.product"), 2)),
+    ("numpy exact scan, clip ranking p50 ms", lambda r: _fmt(_p50(r, "search.global.linear_scan"), 2)),
+    ("FAISS clip ranking p50 ms", lambda r: _fmt(_p50(r, "faiss.clip_rank"), 3)),
+    ("  search_clip / (FAISS top-10 + `RETURN 1`)", lambda r: _ratio(
+        _p50(r, "search.global.product"), _sum(_p50(r, "faiss.topk"), _p50(r, "ping")), 2)),
+    ("  search_clip / (FAISS clip ranking + `RETURN 1`)", lambda r: _ratio(
+        _p50(r, "search.global.product"), _sum(_p50(r, "faiss.clip_rank"), _p50(r, "ping")), 2)),
+    ("  numpy scan / FAISS top-10", lambda r: _ratio(_p50(r, "search.global.linear_scan"), _p50(r, "faiss.topk"))),
+    ("  numpy scan / search_clip", lambda r: _ratio(_p50(r, "search.global.linear_scan"),
+                                                    _p50(r, "search.global.product"), 2)),
+]
+
+FLOOR_FIGURES: list[tuple[str, str]] = [
+    ("search_clip, no filter", "search.global.product"),
+    ("rank_clips", "search.rank_global.product"),
+    ("search_clip, half the videos", "search.many_videos.product"),
+    ("search_clip, one video", "search.one_video.product"),
+    ("graph raw index top-10", "recall.index_topk_latency"),
+    ("search_node(k=10)", "recall.search_node_latency"),
+    ("resolve_faces", "identity.all"),
+    ("upsert_clip", "writes.upsert_clip"),
+    ("write_memories (20 memories)", "writes.write_memories"),
+    ("write_import, one video transaction", "import.transaction"),
+    ("numpy scan, clip ranking", "search.global.linear_scan"),
+    ("FAISS top-10", "faiss.topk"),
+    ("FAISS clip ranking", "faiss.clip_rank"),
+]
+
+
+def anchor_table(cols: dict[str, dict[str, Any]]) -> str:
+    """Graph vs numpy vs FAISS (issue 12): medians and the ratios that place the graph against the anchors."""
+    lines = ["| graph vs numpy vs FAISS | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+    for label, fn in ANCHOR_ROWS:
+        lines.append(f"| {label} | " + " | ".join(fn(r) for r in cols.values()) + " |")
+    return "\n".join(lines)
+
+
+def floor_table(cols: dict[str, dict[str, Any]]) -> str:
+    """Every p50 as ms and as a multiple of the same run's `RETURN 1` p50 (the floor under every graph call)."""
+    lines = ["| p50, ms (× `RETURN 1`) | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+    for label, path in FLOOR_FIGURES:
+        cells = []
+        for r in cols.values():
+            v, f = _p50(r, path), _p50(r, "ping")
+            digits = 1 if v is None or f is None or v >= f else 3  # FAISS is a small fraction of the floor
+            cells.append("–" if v is None else f"{_fmt(v, 2 if v >= 0.1 else 3)} ({_ratio(v, f, digits)})")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def columns(runs: list[tuple[str, dict[str, dict[str, Any]]]]) -> dict[str, dict[str, Any]]:
@@ -172,6 +291,10 @@ def targets(sizes: dict[str, dict[str, Any]], title: str | None = None) -> str:
         ("batched load ≥ 5,000 nodes/s", _get(r, "load.nodes_per_s"), ge, TARGETS["write_nodes_per_s"], 0),
         ("write_memories ≥ 5,000 memories/s", _get(r, "writes.memories_per_s"), ge,
          TARGETS["write_nodes_per_s"], 0),
+        ("bulk write_import ≥ 5,000 memories/s (index present)", _get(r, "import.memories_per_s"), ge,
+         TARGETS["import_memories_per_s"], 0),
+        ("write_memories per clip of 20 p50 ≤ 20 ms", _get(r, "writes.write_memories.p50_ms"), le,
+         TARGETS["write_clip_ms"], 1),
     ]
     lines = [f"Targets at {title or f'{int(key):,} memories'}:", "", "| target | measured | verdict |",
              "|---|---|---|"]

@@ -20,9 +20,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.faiss_anchor import bench_faiss
 from bench.loader import build_indexes, create_constraints, load_corpus, load_faces, memory_ids, wait_for_indexes
-from bench.measure import bench_identity, bench_ping, bench_recall, bench_search, bench_writes
-from bench.report import columns, machine, table, targets_for
+from bench.measure import bench_identity, bench_import, bench_ping, bench_recall, bench_search, bench_writes
+from bench.report import anchor_table, columns, floor_table, machine, table, targets_for
+from bench.segments import census, compaction_settings, log_lines, process_cmdline
 from bench.synth import CorpusSpec, make_corpus, make_faces, make_queries
 from m3graph.graphdb.executor import Executor
 from m3graph.graphdb.server import LocalNeo4j, ensure_server
@@ -50,10 +52,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--port", type=int, default=7695)
     p.add_argument("--heap-mb", type=int, default=6144)
     p.add_argument("--pagecache-mb", type=int, default=4096)
-    p.add_argument("--phases", default="search,recall,identity,writes",
-                   help="measurements to run after the load (comma-separated subset of the default)")
+    p.add_argument("--phases", default="search,recall,faiss,identity,writes,import",
+                   help="measurements to run after the load (comma-separated subset of the default); faiss "
+                        "needs recall (it is tuned to the graph index's recall@10)")
+    p.add_argument("--import-videos", type=int, default=4, help="videos written through write_import (bulk path)")
+    p.add_argument("--import-clips", type=int, default=250,
+                   help="clips of 20 memories per imported video (one transaction per video)")
     p.add_argument("--index-before-load", action="store_true",
                    help="create the indexes on the empty graph (as the product does) instead of after the load")
+    p.add_argument("--no-checkpoint-restart", dest="checkpoint_restart", action="store_false",
+                   help="skip the server restart after the writes phase that checkpoints the vector index so its "
+                        "segments after incremental writes can be counted on disk")
     p.add_argument("--keep", action="store_true", help="leave the last store (and server) in place")
     p.add_argument("--report", type=Path, nargs="+", default=None, help="print tables of saved result files")
     return p.parse_args(argv)
@@ -98,6 +107,47 @@ def vector_segments(ex: Executor, home: Path, database: str) -> dict[str, int]:
     return out
 
 
+def index_ids(ex: Executor) -> dict[str, int]:
+    return {row["name"]: int(row["id"]) for row in ex.read("bench/vector_index_ids")}
+
+
+def segment_census(ids: dict[str, int], home: Path, database: str) -> dict[str, dict[str, Any]]:
+    """Committed segments and .si files per vector index (bench/segments.py says how they are counted)."""
+    root = home / "data" / "databases" / database / "schema" / "index"
+    return {name: census(root, index_id) for name, index_id in ids.items()}
+
+
+def checkpointed_census(settings: Settings, ex: Executor, graph: MemoryGraph, vids: dict[str, int]
+                        ) -> dict[str, Any]:
+    """Segments as the live index has them: stop (a clean stop checkpoints every index), count, start again.
+
+    Why a restart: Neo4j 2026 keeps the small segments of incremental writes out of the on-disk commit until a
+    checkpoint (the files under schema/index still show the bulk commit), and `db.checkpoint()` is a DBMS
+    procedure that the named-query file tests do not admit. The store's page cache is cold after the restart.
+    """
+    server = LocalNeo4j(settings)
+    t0 = time.perf_counter()
+    server.stop()
+    out: dict[str, Any] = segment_census(vids, settings.local.home.resolve(), settings.neo4j_database)
+    ensure_server(settings)
+    for attempt in range(20):  # the drivers' pooled connections died with the old process
+        try:
+            ex.read("bench/ping")
+            graph.ex.read("bench/ping")
+            break
+        except Exception:  # noqa: BLE001 - any connection error: wait and retry
+            if attempt == 19:
+                raise
+            time.sleep(1.0)
+    out["_restart_s"] = time.perf_counter() - t0
+    return out
+
+
+def floor(graph: MemoryGraph) -> dict[str, Any]:
+    """One `RETURN 1` floor measurement with the load average beside it: every figure is read against both."""
+    return bench_ping(graph) | {"loadavg": os.getloadavg()}
+
+
 def dir_gb(path: Path) -> float | None:
     try:
         out = subprocess.run(["du", "-sk", str(path)], capture_output=True, text=True, check=True).stdout
@@ -127,6 +177,7 @@ def run_size(n: int, args: argparse.Namespace, results: Results) -> None:
     server = LocalNeo4j(settings)
     ex: Executor | None = None
     graph: MemoryGraph | None = None
+    ids: dict[str, int] = {}
     try:
         fresh_home(server)
         t0 = time.perf_counter()
@@ -143,6 +194,7 @@ def run_size(n: int, args: argparse.Namespace, results: Results) -> None:
         st = server.status()
         rec["server_rss_gb"] = st.rss_mb / 1024 if st.rss_mb else None
         rec["counts"] = graph.counts()
+        ids = index_ids(ex)
         rec["complete"] = True
     except BaseException as exc:
         rec["error"] = f"{type(exc).__name__}: {exc}"
@@ -157,6 +209,9 @@ def run_size(n: int, args: argparse.Namespace, results: Results) -> None:
         if server.home.joinpath(MARKER).exists():
             if not args.keep:
                 server.stop()
+                if ids:  # the shutdown checkpoint committed every index: on-disk counts are now the live ones
+                    rec["indexes"]["segments_after_stop"] = segment_census(ids, server.home,
+                                                                           settings.neo4j_database)
             rec["store_gb"] = dir_gb(server.home)
             if not args.keep:
                 shutil.rmtree(server.home, ignore_errors=True)
@@ -193,11 +248,17 @@ def measure_size(n: int, args: argparse.Namespace, settings: Settings, ex: Execu
         rec["indexes"]["wait_after_load_s"] = wait_for_indexes(ex)
     else:
         rec["indexes"] = build_indexes(ex, settings) | {"mode": "after_load"}
-    rec["indexes"]["segments_after_build"] = vector_segments(ex, settings.local.home.resolve(),
-                                                             settings.neo4j_database)
+    home = settings.local.home.resolve()
+    rec["indexes"]["segments_after_build"] = vector_segments(ex, home, settings.neo4j_database)
+    vids = index_ids(ex)
+    rec["indexes"]["census_after_build"] = segment_census(vids, home, settings.neo4j_database)
+    pid = LocalNeo4j(settings).status().pid
+    rec["indexes"]["compaction"] = compaction_settings(process_cmdline(pid), ex.read("bench/vector_settings")) | {
+        "log_lines": log_lines(home)}
     results.save()
     graph = MemoryGraph.connect(settings)  # the product entry point; migrations are all recorded by now
     rec["ping"] = bench_ping(graph)
+    rec["floor"] = {"start": floor(graph)}
     rec["loadavg"] = {"before_search": os.getloadavg()}
     if "search" in phases:
         rec["search"] = bench_search(graph, corpus, queries)
@@ -210,6 +271,15 @@ def measure_size(n: int, args: argparse.Namespace, settings: Settings, ex: Execu
                  rec["recall"]["search_node"]["all"])
         del ids
         results.save()
+    if "faiss" in phases:
+        cfg, vcfg = settings.search, settings.vector_index
+        rec["faiss"] = bench_faiss(corpus, queries, _path(rec, "recall.index_topk.all"), vcfg.hnsw_m,
+                                   vcfg.ef_construction, cfg.clip_topk, cfg.overfetch)
+        rec["loadavg"]["after_faiss"] = os.getloadavg()
+        if "topk" in rec["faiss"]:
+            log.info("size %d: faiss efSearch %d recall %.3f top-10 p50 %.3f ms", n, rec["faiss"]["ef_search"],
+                     rec["faiss"]["recall"], rec["faiss"]["topk"]["p50_ms"])
+        results.save()
     if faces is not None:
         rec["identity"] = bench_identity(graph, faces, args.resolutions, args.seed + 3)
         log.info("size %d: resolve_faces p50 %.2f ms", n, rec["identity"]["all"]["p50_ms"])
@@ -217,9 +287,28 @@ def measure_size(n: int, args: argparse.Namespace, settings: Settings, ex: Execu
     if args.write_clips and "writes" in phases:
         rec["writes"] = bench_writes(graph, corpus, args.write_clips, args.seed + 4, args.write_budget_s)
         log.info("size %d: write_memories p50 %.1f ms per clip", n, rec["writes"]["write_memories"]["p50_ms"])
+        rec["indexes"]["census_after_writes"] = segment_census(vids, home, settings.neo4j_database)
+        if args.checkpoint_restart:
+            rec["indexes"]["census_after_writes_checkpointed"] = checkpointed_census(settings, ex, graph, vids)
+        results.save()
+    if args.import_videos and args.import_clips and "import" in phases:
+        rec["import"] = bench_import(graph, corpus, args.import_videos, args.import_clips, args.seed + 5)
+        log.info("size %d: write_import %.0f memories/s", n, rec["import"]["memories_per_s"] or 0.0)
+        rec["indexes"]["census_after_import"] = segment_census(vids, home, settings.neo4j_database)
+        results.save()
+    rec["floor"]["end"] = floor(graph)
     rec["loadavg"]["end"] = os.getloadavg()
     rec["indexes"]["segments_at_end"] = vector_segments(ex, settings.local.home.resolve(), settings.neo4j_database)
     return graph
+
+
+def _path(record: dict[str, Any], path: str) -> Any:
+    cur: Any = record
+    for part in path.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
 
 
 def with_driver(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -231,6 +320,10 @@ def with_driver(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def print_tables(runs: list[tuple[str, dict[str, dict[str, Any]]]]) -> None:
     cols = columns(runs)
     print(table(cols))
+    print()
+    print(anchor_table(cols))
+    print()
+    print(floor_table(cols))
     print()
     print(targets_for(cols))
 

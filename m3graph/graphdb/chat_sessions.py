@@ -38,7 +38,7 @@ def write_session(ex: Executor, settings: Settings, source_id: str, session_key:
             first = tx.single("graph/allocate_ids", counter="entity", n=len(missing))["first"]  # type: ignore[index]
             by_key.update({k: first + i for i, k in enumerate(missing)})
         ids = {n: by_key[speaker_keys[n]] for n in names}
-        tx.run("graph/upsert_clip", **clip.upsert_params(source_id))
+        tx.run("graph/upsert_clip", clips=[clip.upsert_params(source_id)])
         tx.run("chat/write_session", clip_key=clip_key(source_id, clip.clip_index), session_key=session_key,
                turns=n_turns,
                speakers=[{"key": speaker_keys[n], "source": speaker_keys[n].split("|", 1)[0],

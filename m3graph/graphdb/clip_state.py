@@ -51,8 +51,15 @@ class ClipProgress:
 def set_state_tx(tx: Tx, video_id: str, clip_index: int, state: ClipState, reason: str | None = None,
                  only_from: Sequence[str] | None = None) -> bool:
     """Sets the state inside a running transaction; False when the clip is missing or the guard refused."""
-    return tx.single("clip/set_state", video_id=video_id, clip_index=clip_index, state=state.value,
-                     reason=reason, only_from=None if only_from is None else list(only_from)) is not None
+    return set_states_tx(tx, [(video_id, clip_index)], state, reason, only_from) == 1
+
+
+def set_states_tx(tx: Tx, clips: Sequence[tuple[str, int]], state: ClipState, reason: str | None = None,
+                  only_from: Sequence[str] | None = None) -> int:
+    """Sets the state of many clips in one statement (a bulk import, a plan); returns how many were set."""
+    rows = tx.run("clip/set_state", clips=[{"video_id": v, "clip_index": c} for v, c in clips], state=state.value,
+                  reason=reason, only_from=None if only_from is None else list(only_from))
+    return len(rows)
 
 
 def set_state(ex: Executor, video_id: str, clip_index: int, state: ClipState, reason: str | None = None) -> bool:
@@ -66,9 +73,8 @@ def plan_tx(tx: Tx, clips: Sequence[ClipInfo], video_name: str | None = None) ->
     The clip's properties are the ones resolve writes later (one builder, `ClipInfo.upsert_params`), so planning
     a clip that is already resolved or memorized changes nothing.
     """
-    for clip in clips:
-        tx.run("graph/upsert_clip", **clip.upsert_params(video_name))
-        set_state_tx(tx, clip.video_id, clip.clip_index, ClipState.PLANNED, None, only_from=[])
+    tx.run("graph/upsert_clip", clips=[clip.upsert_params(video_name) for clip in clips])
+    set_states_tx(tx, [(clip.video_id, clip.clip_index) for clip in clips], ClipState.PLANNED, None, only_from=[])
 
 
 def plan(ex: Executor, clips: Sequence[ClipInfo], video_name: str | None = None) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from m3graph.errors import InvalidInputError
 from m3graph.graphdb.characters import refresh_characters
-from m3graph.graphdb.clip_state import ClipState, set_state_tx
+from m3graph.graphdb.clip_state import ClipState, set_states_tx
 from m3graph.graphdb.executor import Tx
 from m3graph.graphdb.types import ClipInfo, clip_key
 from m3graph.settings import Settings
@@ -49,9 +49,10 @@ def write_import_tx(tx: Tx, settings: Settings, rows: ImportRows) -> None:
     tx.run("graph/lock", name=f"memory:{video_id}")
     if tx.run("graph/video_exists", video_id=video_id):
         raise VideoExistsError(f"video {video_id} was created while it was being imported; nothing was written")
-    for c in rows.clips:
-        tx.run("graph/upsert_clip", **c.upsert_params(video_id))
-        set_state_tx(tx, video_id, c.clip_index, ClipState.MEMORIZED, f"imported from {rows.source}")
+    for batch in _batches([c.upsert_params(video_id) for c in rows.clips]):
+        tx.run("graph/upsert_clip", clips=batch)
+        set_states_tx(tx, [(r["video_id"], r["clip_index"]) for r in batch], ClipState.MEMORIZED,
+                      f"imported from {rows.source}")
     if rows.clips:
         tx.run("import/video", video_id=video_id, source=rows.source, format=rows.format)
     for batch in _batches(rows.faces):

@@ -62,7 +62,7 @@ class MemoryGraph:
 
     # -- ingestion -------------------------------------------------------------------------------------
     def upsert_clip(self, clip: ClipInfo, video_name: str | None = None) -> None:
-        self.ex.write("graph/upsert_clip", **clip.upsert_params(video_name))
+        self.ex.write("graph/upsert_clip", clips=[clip.upsert_params(video_name)])
 
     def register_clip(self, clip: ClipInfo, faces: Sequence[FaceCluster], voices: Sequence[VoiceCluster],
                       video_name: str | None = None) -> tuple[list[Resolution], list[Resolution]]:
@@ -77,7 +77,7 @@ class MemoryGraph:
 
     def _register_tx(self, tx: Tx, clip: ClipInfo, faces: Sequence[FaceCluster], voices: Sequence[VoiceCluster],
                      video_name: str | None) -> tuple[list[Resolution], list[Resolution]]:
-        tx.run("graph/upsert_clip", **clip.upsert_params(video_name))
+        tx.run("graph/upsert_clip", clips=[clip.upsert_params(video_name)])
         face_res, _ = resolve(tx, self.settings, "face", clip.video_id, clip.clip_index, faces)
         voice_res, _ = resolve(tx, self.settings, "voice", clip.video_id, clip.clip_index, voices)
         votes = []

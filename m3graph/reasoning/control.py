@@ -14,7 +14,10 @@ Two dialects over the same tools (`memory_tools.MemoryTools`):
   answered at once; a query is never run twice (queries are compared by their content words, and a query that
   copies a memory line shown counts as a repeat): a repeat falls back once to whole-clip search for the question,
   then to the last step. A last step with no answer, or a scope where nothing matches, gives ``NOT_IN_MEMORY``
-  (outcome ``abstained``). Every round shows only new lines, the best-ranked first, capped
+  (outcome ``abstained``). An answer that rests only on conversation lines another speaker said about themself,
+  when the question asks about one named speaker, is refused the same way ("Not in memory: the memory has this
+  from Melanie, not Caroline", `attribution.py`; lines without a speaker name, such as video memories, never
+  are). Every round shows only new lines, the best-ranked first, capped
   (``llm.control_evidence_lines``), and rounds only ever append messages, so llama.cpp reuses the KV cache of
   the earlier rounds and prefills just the new evidence: what keeps a CPU answer within seconds.
 
@@ -36,6 +39,7 @@ from m3graph.embedding import TextEmbedder
 from m3graph.errors import ConfigError, InvalidInputError
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import TAG
+from m3graph.reasoning.attribution import misattributed
 from m3graph.reasoning.llm.base import ChatModel, ChatResult, Message, Usage
 from m3graph.reasoning.memory_tools import MemoryTools, ToolResult, describe
 from m3graph.settings import Settings
@@ -407,6 +411,12 @@ class Controller:
                 continue
             answer, query = parsed
             if answer:
+                wrong = misattributed(question, answer, evidence.lines())
+                if wrong is not None:  # the memory holds it for someone else (LoCoMo's adversarial questions)
+                    note = (f"speaker attribution: the answer {answer!r} rests only on lines said by "
+                            f"{' and '.join(wrong.speakers)}, none of them about {wrong.person}")
+                    rounds.append(Round(step, "answer", wrong.message(), raws, usage, elapsed, note=note))
+                    return wrong.message(), "abstained", rounds
                 rounds.append(Round(step, "answer", answer, raws, usage, elapsed))
                 return answer, "forced" if final else "answered", rounds
             if final:
