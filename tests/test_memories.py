@@ -276,3 +276,24 @@ def test_concurrent_clips_stating_the_same_fact_make_one_memory(graph: MemoryGra
             assert m["support"] == 2 and sorted(m["support_clips"]) == ["v#1", "v#2"], f"attempt {attempt}"
     finally:
         other.close()
+
+
+def test_a_clip_write_runs_few_statements(graph: MemoryGraph, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 12: a clip's memory write reads everything it needs in one statement (lock, clip, entities, prior
+    contribution, semantic count), then dedups, upserts, derives the clip's search text and sets its votes."""
+    from m3graph.graphdb.executor import Tx
+
+    s = _scene(graph)
+    names: list[str] = []
+    original = Tx.run
+
+    def run(self: Tx, name: str, /, **params: object) -> list[dict[str, object]]:
+        names.append(name)
+        return original(self, name, **params)
+
+    monkeypatch.setattr(Tx, "run", run)
+    g = rng(4)
+    graph.write_memories("v", 0, [mem("episodic", f"<face_{s.face_a}> waves.", unit(text_dim(graph), g)),
+                                  mem("semantic", f"<face_{s.face_a}> likes tea.", unit(text_dim(graph), g))])
+    assert names == ["memory/prepare", "memory/dedup_exact", "memory/upsert", "clip/refresh_search_text",
+                     "memory/votes"], names

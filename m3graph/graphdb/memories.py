@@ -36,17 +36,27 @@ def equivalence_votes(text: str) -> list[EquivalenceVote]:
     return [EquivalenceVote(face_id=f, voice_id=v, source="memory") for f in faces for v in voices]
 
 
-def _check_entities(tx: Tx, memories: Sequence[MemoryIn], votes: Sequence[EquivalenceVote]) -> None:
-    faces = {n for m in memories for k, n in parse_tags(m.text) if k == "face"} | {v.face_id for v in votes}
-    voices = {n for m in memories for k, n in parse_tags(m.text) if k == "voice"} | {v.voice_id for v in votes}
-    speakers = {n for m in memories for k, n in parse_tags(m.text) if k == "speaker"}
-    found = {(r["kind"], r["entity_id"]) for r in tx.run("memory/entities_exist", face_ids=sorted(faces),
-                                                           voice_ids=sorted(voices), speaker_ids=sorted(speakers))}
-    unknown = sorted(({("face", f) for f in faces} | {("voice", v) for v in voices}
-                      | {("speaker", s) for s in speakers}) - found)
+def _mentioned(memories: Sequence[MemoryIn], votes: Sequence[EquivalenceVote]) -> dict[str, list[int]]:
+    """The face, voice and speaker ids that the memories' tags and the votes name."""
+    tags = [(k, n) for m in memories for k, n in parse_tags(m.text)]
+    faces = {n for k, n in tags if k == "face"} | {v.face_id for v in votes}
+    voices = {n for k, n in tags if k == "voice"} | {v.voice_id for v in votes}
+    speakers = {n for k, n in tags if k == "speaker"}
+    return {"face_ids": sorted(faces), "voice_ids": sorted(voices), "speaker_ids": sorted(speakers)}
+
+
+def _refuse_unknown(mentioned: dict[str, list[int]], found: set[tuple[str, int]]) -> None:
+    wanted = {(kind.removesuffix("_ids"), n) for kind, ids in mentioned.items() for n in ids}
+    unknown = sorted(wanted - found)
     if unknown:
         names = ", ".join(f"<{k}_{n}>" for k, n in unknown)
         raise InvalidInputError(f"memories mention entities that do not exist: {names}; nothing was written")
+
+
+def _check_entities(tx: Tx, memories: Sequence[MemoryIn], votes: Sequence[EquivalenceVote]) -> None:
+    mentioned = _mentioned(memories, votes)
+    found = {(r["kind"], r["entity_id"]) for r in tx.run("memory/entities_exist", **mentioned)}
+    _refuse_unknown(mentioned, found)
 
 
 def _row(memory_id: str, m: MemoryIn, order: int, refresh: bool) -> dict[str, Any]:
@@ -73,12 +83,14 @@ def write_clip_memories(
     bad = [i for i, m in enumerate(memories) if len(m.embedding) != dim]
     if bad:
         raise InvalidInputError(f"memories {bad} of clip {ckey} have embeddings that are not {dim}-d")
-    if tx.single("graph/get_clip", video_id=video_id, clip_index=clip_index) is None:
-        raise NotFoundError(f"clip {ckey} does not exist; register it before writing memories")
     all_votes = list(votes) + [v for m in memories for v in equivalence_votes(m.text)]
-    _check_entities(tx, memories, all_votes)
-    tx.run("graph/lock", name=f"memory:{video_id}")
-    prior_rows = tx.run("memory/clip_state", clip_key=ckey, video_id=video_id)
+    mentioned = _mentioned(memories, all_votes)
+    ready = tx.single("memory/prepare", video_id=video_id, clip_key=ckey, **mentioned)
+    assert ready is not None  # the statement always returns its one row
+    if not ready["clip_found"]:
+        raise NotFoundError(f"clip {ckey} does not exist; register it before writing memories")
+    _refuse_unknown(mentioned, {(e["kind"], e["entity_id"]) for e in ready["entities"]})
+    prior_rows = [r for r in ready["prior"] if r["memory_id"] is not None]
     prior = {r["memory_id"] for r in prior_rows}
 
     rows: list[dict[str, Any]] = []
@@ -90,7 +102,7 @@ def write_clip_memories(
     matches: dict[int, str] = {}
     if items:
         query_items = [{k: it[k] for k in ("idx", "embedding", "entity_ids", "is_equivalence")} for it in items]
-        n_semantic = tx.single("memory/count_semantic", video_id=video_id)["n"]  # type: ignore[index]
+        n_semantic = ready["n_semantic"]
         if n_semantic <= settings.search.exact_scan_limit:
             found = tx.run("memory/dedup_exact", items=query_items, min_score=(1 + threshold) / 2, video_id=video_id)
         else:
