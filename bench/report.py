@@ -45,7 +45,8 @@ def machine() -> dict[str, Any]:
             "platform": platform.platform()}
 
 
-def _get(record: dict[str, Any], path: str) -> Any:
+def get_path(record: dict[str, Any], path: str) -> Any:
+    """The value at a dotted path of a result record, or None where any part is missing."""
     cur: Any = record
     for part in path.split("."):
         if not isinstance(cur, dict) or part not in cur:
@@ -63,12 +64,12 @@ def _fmt(value: Any, digits: int = 1) -> str:
 
 
 def _pair(record: dict[str, Any], path: str, digits: int = 1) -> str:
-    p50, p95 = _get(record, f"{path}.p50_ms"), _get(record, f"{path}.p95_ms")
+    p50, p95 = get_path(record, f"{path}.p50_ms"), get_path(record, f"{path}.p95_ms")
     return "–" if p50 is None else f"{_fmt(p50, digits)} / {_fmt(p95, digits)}"
 
 
 def _loadavg(record: dict[str, Any]) -> str:
-    before, end = _get(record, "loadavg.before_search"), _get(record, "loadavg.end")
+    before, end = get_path(record, "loadavg.before_search"), get_path(record, "loadavg.end")
     if before is None:
         return "–"
     return f"{before[0]:.1f} / " + (f"{end[0]:.1f}" if end else "–")
@@ -78,45 +79,45 @@ Row = tuple[str, Callable[[dict[str, Any]], str]]
 
 ROWS: list[Row] = [
     ("driver parameter packing", lambda r: "Rust ext" if r.get("driver_rust") else "pure Python"),
-    ("videos / clips", lambda r: f"{_fmt(_get(r, 'load.videos'))} / {_fmt(_get(r, 'load.clips'))}"),
-    ("load: seconds", lambda r: _fmt(_get(r, "load.seconds"))),
-    ("load: nodes/s (memories+clips+videos)", lambda r: _fmt(_get(r, "load.nodes_per_s"), 0)),
-    ("load: memories/s", lambda r: _fmt(_get(r, "load.memories_per_s"), 0)),
-    ("indexes created", lambda r: _fmt(_get(r, "indexes.mode"))),
-    ("range + full-text index build, s", lambda r: _fmt(_get(r, "indexes.range_fulltext_s"))),
-    ("memory vector index build, s", lambda r: _fmt(_get(r, "indexes.memory_embedding_s"))),
+    ("videos / clips", lambda r: f"{_fmt(get_path(r, 'load.videos'))} / {_fmt(get_path(r, 'load.clips'))}"),
+    ("load: seconds", lambda r: _fmt(get_path(r, "load.seconds"))),
+    ("load: nodes/s (memories+clips+videos)", lambda r: _fmt(get_path(r, "load.nodes_per_s"), 0)),
+    ("load: memories/s", lambda r: _fmt(get_path(r, "load.memories_per_s"), 0)),
+    ("indexes created", lambda r: _fmt(get_path(r, "indexes.mode"))),
+    ("range + full-text index build, s", lambda r: _fmt(get_path(r, "indexes.range_fulltext_s"))),
+    ("memory vector index build, s", lambda r: _fmt(get_path(r, "indexes.memory_embedding_s"))),
     ("memory vector index: Lucene segments after build", lambda r: _fmt(
-        _get(r, "indexes.segments_after_build.memory_embedding"))),
+        get_path(r, "indexes.segments_after_build.memory_embedding"))),
     ("round trip `RETURN 1`: p50 / p95 ms", lambda r: _pair(r, "ping", 2)),
     ("load average (1 min) before search / at end", lambda r: _loadavg(r)),
     ("search_clip, no filter (index): p50 / p95 ms", lambda r: _pair(r, "search.global.product", 2)),
     ("linear scan (numpy), same queries: p50 / p95 ms", lambda r: _pair(r, "search.global.linear_scan", 2)),
-    ("speed-up, p50 scan / p50 search_clip", lambda r: _fmt(_get(r, "search.global.speedup_p50")) + "×"),
+    ("speed-up, p50 scan / p50 search_clip", lambda r: _fmt(get_path(r, "search.global.speedup_p50")) + "×"),
     ("rank_clips only (no memory fetch): p50 / p95 ms", lambda r: _pair(r, "search.rank_global.product", 2)),
-    ("speed-up, p50 scan / p50 rank_clips", lambda r: _fmt(_get(r, "search.rank_global.speedup_p50")) + "×"),
+    ("speed-up, p50 scan / p50 rank_clips", lambda r: _fmt(get_path(r, "search.rank_global.speedup_p50")) + "×"),
     ("top-2 clips equal to the scan's (share of queries)", lambda r: _fmt(
-        _get(r, "search.global.agreement.same_clips"), 2)),
-    ("search_clip, half the videos: path", lambda r: _fmt(_get(r, "search.many_videos.path"))),
+        get_path(r, "search.global.agreement.same_clips"), 2)),
+    ("search_clip, half the videos: path", lambda r: _fmt(get_path(r, "search.many_videos.path"))),
     ("search_clip, half the videos: p50 / p95 ms", lambda r: _pair(r, "search.many_videos.product", 2)),
     ("scan of half the videos: p50 / p95 ms", lambda r: _pair(r, "search.many_videos.linear_scan", 2)),
-    ("  of which count_candidates: p50 ms", lambda r: _fmt(_get(r, "search.many_videos.count_candidates.p50_ms"),
+    ("  of which count_candidates: p50 ms", lambda r: _fmt(get_path(r, "search.many_videos.count_candidates.p50_ms"),
                                                            2)),
     ("search_clip, one video (exact scan): p50 / p95 ms", lambda r: _pair(r, "search.one_video.product", 2)),
     ("numpy scan of one video: p50 / p95 ms", lambda r: _pair(r, "search.one_video.linear_scan", 3)),
-    ("recall@10, raw index top-10", lambda r: _fmt(_get(r, "recall.index_topk.all"), 3)),
-    ("  perturbed / fresh queries", lambda r: f"{_fmt(_get(r, 'recall.index_topk.perturbed'), 3)} / "
-                                              f"{_fmt(_get(r, 'recall.index_topk.fresh'), 3)}"),
-    ("recall@10, search_node(k=10)", lambda r: _fmt(_get(r, "recall.search_node.all"), 3)),
+    ("recall@10, raw index top-10", lambda r: _fmt(get_path(r, "recall.index_topk.all"), 3)),
+    ("  perturbed / fresh queries", lambda r: f"{_fmt(get_path(r, 'recall.index_topk.perturbed'), 3)} / "
+                                              f"{_fmt(get_path(r, 'recall.index_topk.fresh'), 3)}"),
+    ("recall@10, search_node(k=10)", lambda r: _fmt(get_path(r, "recall.search_node.all"), 3)),
     ("search_node(k=10): p50 / p95 ms", lambda r: _pair(r, "recall.search_node_latency", 2)),
     ("resolve_faces, 1 cluster × 3 obs: p50 / p95 ms", lambda r: _pair(r, "identity.all", 2)),
     ("  returning person: p50 / p95 ms", lambda r: _pair(r, "identity.returning", 2)),
     ("  new person: p50 / p95 ms", lambda r: _pair(r, "identity.new", 2)),
-    ("face load: entities/s (+ one Character each)", lambda r: _fmt(_get(r, "faces.nodes_per_s"), 0)),
+    ("face load: entities/s (+ one Character each)", lambda r: _fmt(get_path(r, "faces.nodes_per_s"), 0)),
     ("write_memories per clip (20 memories): p50 / p95 ms", lambda r: _pair(r, "writes.write_memories", 1)),
-    ("write_memories: memories/s", lambda r: _fmt(_get(r, "writes.memories_per_s"), 0)),
-    ("  of which memory/clip_state: p50 ms", lambda r: _fmt(_get(r, "writes.clip_state_query.p50_ms"), 1)),
-    ("store size on disk, GB", lambda r: _fmt(_get(r, "store_gb"), 2)),
-    ("Neo4j RSS after the run, GB", lambda r: _fmt(_get(r, "server_rss_gb"), 1)),
+    ("write_memories: memories/s", lambda r: _fmt(get_path(r, "writes.memories_per_s"), 0)),
+    ("  of which memory/clip_state: p50 ms", lambda r: _fmt(get_path(r, "writes.clip_state_query.p50_ms"), 1)),
+    ("store size on disk, GB", lambda r: _fmt(get_path(r, "store_gb"), 2)),
+    ("Neo4j RSS after the run, GB", lambda r: _fmt(get_path(r, "server_rss_gb"), 1)),
     # issue 12 (absent from older result files, shown as –)
     ("`RETURN 1` at the end of the run: p50 / p95 ms", lambda r: _pair(r, "floor.end", 2)),
     ("launcher's vector compaction setting", lambda r: _compaction(r)),
@@ -125,12 +126,12 @@ ROWS: list[Row] = [
     ("  after write_memories, after a checkpointing restart", lambda r: _census(r, "writes_checkpointed")),
     ("  after write_import", lambda r: _census(r, "import")),
     ("  after server stop (checkpointed)", lambda r: _census_stop(r)),
-    ("write_import (bulk, index present): memories/s", lambda r: _fmt(_get(r, "import.memories_per_s"), 0)),
-    ("write_import: s per transaction (video) p50", lambda r: _fmt(_seconds(_get(r, "import.transaction.p50_ms")),
+    ("write_import (bulk, index present): memories/s", lambda r: _fmt(get_path(r, "import.memories_per_s"), 0)),
+    ("write_import: s per transaction (video) p50", lambda r: _fmt(_seconds(get_path(r, "import.transaction.p50_ms")),
                                                                     2) + _per_video(r)),
-    ("FAISS HNSW: build s", lambda r: _fmt(_get(r, "faiss.build_s"))),
-    ("FAISS HNSW: efSearch / its recall@10", lambda r: f"{_fmt(_get(r, 'faiss.ef_search'))} / "
-                                                        f"{_fmt(_get(r, 'faiss.recall'), 3)}"),
+    ("FAISS HNSW: build s", lambda r: _fmt(get_path(r, "faiss.build_s"))),
+    ("FAISS HNSW: efSearch / its recall@10", lambda r: f"{_fmt(get_path(r, 'faiss.ef_search'))} / "
+                                                        f"{_fmt(get_path(r, 'faiss.recall'), 3)}"),
     ("FAISS top-10: p50 / p95 ms", lambda r: _pair(r, "faiss.topk", 3)),
     ("FAISS clip ranking (search_clip's answer): p50 / p95 ms", lambda r: _pair(r, "faiss.clip_rank", 3)),
 ]
@@ -141,30 +142,30 @@ def _seconds(ms: Any) -> float | None:
 
 
 def _per_video(r: dict[str, Any]) -> str:
-    n = _get(r, "import.clips_per_video")
-    per = _get(r, "import.memories_per_clip")
+    n = get_path(r, "import.clips_per_video")
+    per = get_path(r, "import.memories_per_clip")
     return "" if n is None or per is None else f" ({n * per:,} memories)"
 
 
 def _compaction(r: dict[str, Any]) -> str:
-    passed = _get(r, "indexes.compaction.launcher_args")
+    passed = get_path(r, "indexes.compaction.launcher_args")
     if passed is None:
         return "–"
     return ", ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in passed.items()) or "none"
 
 
 def _census(r: dict[str, Any], when: str) -> str:
-    c = _get(r, f"indexes.census_after_{when}.memory_embedding")
+    c = get_path(r, f"indexes.census_after_{when}.memory_embedding")
     return "–" if c is None else f"{_fmt(c.get('committed'))} / {_fmt(c.get('si_files'))}"
 
 
 def _census_stop(r: dict[str, Any]) -> str:
-    c = _get(r, "indexes.segments_after_stop.memory_embedding")
+    c = get_path(r, "indexes.segments_after_stop.memory_embedding")
     return "–" if c is None else f"{_fmt(c.get('committed'))} / {_fmt(c.get('si_files'))}"
 
 
 def _p50(r: dict[str, Any], path: str) -> float | None:
-    v = _get(r, f"{path}.p50_ms")
+    v = get_path(r, f"{path}.p50_ms")
     return float(v) if v is not None else None
 
 
@@ -180,9 +181,9 @@ ANCHOR_ROWS: list[Row] = [
     ("`RETURN 1` floor p50 ms (start / end)", lambda r: f"{_fmt(_p50(r, 'ping'), 2)} / "
                                                          f"{_fmt(_p50(r, 'floor.end'), 2)}"),
     ("load average, 1 min (before search / end)", lambda r: _loadavg(r)),
-    ("recall@10: graph index / FAISS at its efSearch", lambda r: f"{_fmt(_get(r, 'recall.index_topk.all'), 3)} / "
-                                                                  f"{_fmt(_get(r, 'faiss.recall'), 3)} "
-                                                                  f"(ef {_fmt(_get(r, 'faiss.ef_search'))})"),
+    ("recall@10: graph index / FAISS at its efSearch", lambda r: f"{_fmt(get_path(r, 'recall.index_topk.all'), 3)} / "
+                                                                  f"{_fmt(get_path(r, 'faiss.recall'), 3)} "
+                                                                  f"(ef {_fmt(get_path(r, 'faiss.ef_search'))})"),
     ("graph raw index top-10 (bench/index_topk) p50 ms", lambda r: _fmt(_p50(r, "recall.index_topk_latency"), 2)),
     ("FAISS HNSW top-10 p50 ms", lambda r: _fmt(_p50(r, "faiss.topk"), 3)),
     ("  graph top-10 / (FAISS top-10 + `RETURN 1`)", lambda r: _ratio(
@@ -283,17 +284,18 @@ def targets(sizes: dict[str, dict[str, Any]], title: str | None = None) -> str:
         return None if v is None else v >= t
 
     checks = [
-        ("search_clip p50 ≤ 10 ms", _get(r, "search.global.product.p50_ms"), le, TARGETS["search_p50_ms"], 2),
-        ("≥ 50× faster than the linear scan (p50)", _get(r, "search.global.speedup_p50"), ge, TARGETS["speedup"], 1),
-        ("recall@10 (raw index) ≥ 0.95", _get(r, "recall.index_topk.all"), ge, TARGETS["recall"], 3),
-        ("recall@10 (search_node) ≥ 0.95", _get(r, "recall.search_node.all"), ge, TARGETS["recall"], 3),
-        ("identity resolution p50 ≤ 5 ms", _get(r, "identity.all.p50_ms"), le, TARGETS["resolve_ms"], 2),
-        ("batched load ≥ 5,000 nodes/s", _get(r, "load.nodes_per_s"), ge, TARGETS["write_nodes_per_s"], 0),
-        ("write_memories ≥ 5,000 memories/s", _get(r, "writes.memories_per_s"), ge,
+        ("search_clip p50 ≤ 10 ms", get_path(r, "search.global.product.p50_ms"), le, TARGETS["search_p50_ms"], 2),
+        ("≥ 50× faster than the linear scan (p50)", get_path(r, "search.global.speedup_p50"), ge,
+         TARGETS["speedup"], 1),
+        ("recall@10 (raw index) ≥ 0.95", get_path(r, "recall.index_topk.all"), ge, TARGETS["recall"], 3),
+        ("recall@10 (search_node) ≥ 0.95", get_path(r, "recall.search_node.all"), ge, TARGETS["recall"], 3),
+        ("identity resolution p50 ≤ 5 ms", get_path(r, "identity.all.p50_ms"), le, TARGETS["resolve_ms"], 2),
+        ("batched load ≥ 5,000 nodes/s", get_path(r, "load.nodes_per_s"), ge, TARGETS["write_nodes_per_s"], 0),
+        ("write_memories ≥ 5,000 memories/s", get_path(r, "writes.memories_per_s"), ge,
          TARGETS["write_nodes_per_s"], 0),
-        ("bulk write_import ≥ 5,000 memories/s (index present)", _get(r, "import.memories_per_s"), ge,
+        ("bulk write_import ≥ 5,000 memories/s (index present)", get_path(r, "import.memories_per_s"), ge,
          TARGETS["import_memories_per_s"], 0),
-        ("write_memories per clip of 20 p50 ≤ 20 ms", _get(r, "writes.write_memories.p50_ms"), le,
+        ("write_memories per clip of 20 p50 ≤ 20 ms", get_path(r, "writes.write_memories.p50_ms"), le,
          TARGETS["write_clip_ms"], 1),
     ]
     lines = [f"Targets at {title or f'{int(key):,} memories'}:", "", "| target | measured | verdict |",

@@ -23,7 +23,7 @@ from typing import Any
 from bench.faiss_anchor import bench_faiss
 from bench.loader import build_indexes, create_constraints, load_corpus, load_faces, memory_ids, wait_for_indexes
 from bench.measure import bench_identity, bench_import, bench_ping, bench_recall, bench_search, bench_writes
-from bench.report import anchor_table, columns, floor_table, machine, table, targets_for
+from bench.report import anchor_table, columns, floor_table, get_path, machine, table, targets_for
 from bench.segments import census, compaction_settings, log_lines, process_cmdline
 from bench.synth import CorpusSpec, make_corpus, make_faces, make_queries
 from m3graph.graphdb.executor import Executor
@@ -273,7 +273,7 @@ def measure_size(n: int, args: argparse.Namespace, settings: Settings, ex: Execu
         results.save()
     if "faiss" in phases:
         cfg, vcfg = settings.search, settings.vector_index
-        rec["faiss"] = bench_faiss(corpus, queries, _path(rec, "recall.index_topk.all"), vcfg.hnsw_m,
+        rec["faiss"] = bench_faiss(corpus, queries, get_path(rec, "recall.index_topk.all"), vcfg.hnsw_m,
                                    vcfg.ef_construction, cfg.clip_topk, cfg.overfetch)
         rec["loadavg"]["after_faiss"] = os.getloadavg()
         if "topk" in rec["faiss"]:
@@ -300,15 +300,6 @@ def measure_size(n: int, args: argparse.Namespace, settings: Settings, ex: Execu
     rec["loadavg"]["end"] = os.getloadavg()
     rec["indexes"]["segments_at_end"] = vector_segments(ex, settings.local.home.resolve(), settings.neo4j_database)
     return graph
-
-
-def _path(record: dict[str, Any], path: str) -> Any:
-    cur: Any = record
-    for part in path.split("."):
-        if not isinstance(cur, dict) or part not in cur:
-            return None
-        cur = cur[part]
-    return cur
 
 
 def with_driver(data: dict[str, Any]) -> dict[str, dict[str, Any]]:

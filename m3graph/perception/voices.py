@@ -154,25 +154,37 @@ def cluster_voices(vectors: np.ndarray, spans: Sequence[tuple[float, float]], th
     ends = np.array([e for _, e in spans])
     overlap = (np.minimum.outer(ends, ends) - np.maximum.outer(starts, starts)) > OVERLAP_EPS_S
     np.fill_diagonal(overlap, False)
-    clusters: list[list[int]] = [[i] for i in range(n)]
+    return _merge_greedy([[i] for i in range(n)], overlap, threshold,
+                         lambda ga, gb: float(sim[np.ix_(ga, gb)].mean()),
+                         lambda i: (starts[i], ends[i], i))
+
+
+def _merge_greedy(groups: list[list[int]], overlap: np.ndarray, threshold: float,
+                  score: Callable[[list[int], list[int]], float],
+                  order: Callable[[int], tuple[float, ...]]) -> list[int]:
+    """Joins the best-scoring pair of groups (score ≥ threshold, no overlapping members) until none is left.
+
+    Ties go to the first pair in list order, so the result is deterministic; labels are numbered by each group's
+    first member under `order`. Both voice clustering stages (per-turn average linkage, pooled centroids) use it.
+    """
+    groups = [list(g) for g in groups]
     while True:
         best: tuple[float, int, int] | None = None
-        for a in range(len(clusters)):
-            for b in range(a + 1, len(clusters)):
-                ia, ib = np.ix_(clusters[a], clusters[b])
-                if overlap[ia, ib].any():
+        for a in range(len(groups)):
+            for b in range(a + 1, len(groups)):
+                if overlap[np.ix_(groups[a], groups[b])].any():
                     continue
-                score = float(sim[ia, ib].mean())
-                if score >= threshold and (best is None or score > best[0]):
-                    best = (score, a, b)
+                value = score(groups[a], groups[b])
+                if value >= threshold and (best is None or value > best[0]):
+                    best = (value, a, b)
         if best is None:
             break
         _, a, b = best
-        clusters[a] = sorted(clusters[a] + clusters[b])
-        del clusters[b]
-    clusters.sort(key=lambda members: min((starts[i], ends[i], i) for i in members))
-    labels = [0] * n
-    for label, members in enumerate(clusters):
+        groups[a] = sorted(groups[a] + groups[b])
+        del groups[b]
+    groups.sort(key=lambda members: min(order(i) for i in members))
+    labels = [0] * sum(len(g) for g in groups)
+    for label, members in enumerate(groups):
         for i in members:
             labels[i] = label
     return labels
@@ -321,27 +333,8 @@ def merge_pooled(labels: Sequence[int], vectors: np.ndarray, spans: Sequence[tup
         total = np.sum([sums[i] for i in group], axis=0)
         return total / np.linalg.norm(total)
 
-    while len(groups) > 1:
-        centroids = [pooled(g) for g in groups]
-        best: tuple[float, int, int] | None = None
-        for a in range(len(groups)):
-            for b in range(a + 1, len(groups)):
-                if overlap[np.ix_(groups[a], groups[b])].any():
-                    continue
-                score = float(centroids[a] @ centroids[b])
-                if score >= threshold and (best is None or score > best[0]):
-                    best = (score, a, b)
-        if best is None:
-            break
-        _, a, b = best
-        groups[a] = sorted(groups[a] + groups[b])
-        del groups[b]
-    groups.sort(key=lambda g: min((starts[i], i) for i in g))
-    out = [0] * n
-    for label, g in enumerate(groups):
-        for i in g:
-            out[i] = label
-    return out
+    return _merge_greedy(groups, overlap, threshold, lambda ga, gb: float(pooled(ga) @ pooled(gb)),
+                         lambda i: (starts[i], i))
 
 
 def _pyannote_turns(audio: np.ndarray, settings: Settings, embedder: SpeakerEmbedder) -> list[_Turn]:
