@@ -82,10 +82,6 @@ class Scope:
     entity_ids: list[int] | None = None
     clips: list[str] | None = None
 
-    def params(self) -> dict[str, Any]:
-        return {"videos": self.videos, "before_clip": self.before_clip, "entity_ids": self.entity_ids,
-                "clips": self.clips}
-
 
 class MemorySearch:
     """Read-only search tools over one database."""
