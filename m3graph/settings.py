@@ -117,6 +117,9 @@ class SearchConfig(BaseModel):
     clip_prior: float = Field(1.0, ge=0)
     # Neo4j 2026.x: filter by video and clip inside the vector index (SEARCH ... WHERE); off = the 5.26 path below.
     in_index_filter: bool = True
+    # In-index filtering runs one SEARCH per video: over more videos than this the 5.26 path (exact scan or index
+    # hits filtered after) is used (at 10^6 memories, 626 videos took 619 ms one SEARCH each; docs/benchmarks.md).
+    in_index_max_videos: int = Field(8, ge=0)
     # Without in-index filtering: below this many candidate memories an exact scan is cheaper and exact; above it
     # the vector index is used and its hits filtered.
     exact_scan_limit: int = Field(20000, ge=0)

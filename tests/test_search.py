@@ -362,6 +362,16 @@ def test_each_search_is_one_round_trip(graph: MemoryGraph) -> None:
         del ex.read  # type: ignore[method-assign]
     expected = "search/ranked_2026" if ex.capabilities.search_clause else "search/ranked"
     assert calls == [expected]
+    # Over more videos than `in_index_max_videos` (one SEARCH each) the post-filtered statement runs instead.
+    few = with_settings(graph, variant(graph.settings, search={"in_index_max_videos": 0}))
+    ex.read = counting  # type: ignore[method-assign]  (the same executor serves both stores)
+    try:
+        calls.clear()
+        over_limit = few.search.search_clip(q, videos=["h"], text="harbour")
+        assert calls == ["search/count_candidates", "search/ranked"] or calls == ["search/ranked"], calls
+    finally:
+        del ex.read  # type: ignore[method-assign]
+    assert over_limit == graph.search.search_clip(q, videos=["h"], text="harbour")
 
 
 def test_hybrid_text_is_never_lucene_syntax(graph: MemoryGraph) -> None:

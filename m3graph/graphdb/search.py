@@ -195,7 +195,8 @@ class MemorySearch:
         terms = lucene_query_terms(text, "text") if hybrid else None  # type: ignore[arg-type]
         clip_terms = lucene_query_terms(text, "search_text") if hybrid else None  # type: ignore[arg-type]
         caps = self.ex.capabilities
-        in_index = caps.vector_filters and caps.search_clause and self.cfg.in_index_filter
+        in_index = (caps.vector_filters and caps.search_clause and self.cfg.in_index_filter
+                    and (scope.videos is None or len(scope.videos) <= self.cfg.in_index_max_videos))
         exact = scope.entity_ids is not None or scope.clips is not None or (
             not in_index and self._use_exact(scope.videos, scope.before_clip))
         videos = scope.videos
