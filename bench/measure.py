@@ -175,10 +175,11 @@ def bench_identity(graph: MemoryGraph, faces: FaceSet, per_kind: int, seed: int,
     for c in range(total):
         if c % 2 == 0:
             target = int(rng.integers(0, faces.n))
-            jobs.append(("returning", target + 1, _cluster(observations_of(faces.identities[target], 3, rng), c)))
+            seen = observations_of(faces.identities[target], 3, rng, faces.noise)
+            jobs.append(("returning", target + 1, _cluster(seen, c)))
         else:
             fresh = unit(rng.standard_normal(faces.identities.shape[1]))
-            jobs.append(("new", None, _cluster(observations_of(fresh, 3, rng), c)))
+            jobs.append(("new", None, _cluster(observations_of(fresh, 3, rng, faces.noise), c)))
     times: dict[str, list[float]] = {"returning": [], "new": []}
     correct = {"returning": 0, "new": 0}
     for c, (kind, expected, cluster) in enumerate(jobs[:timed_calls]):

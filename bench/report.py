@@ -112,6 +112,9 @@ ROWS: list[Row] = [
     ("resolve_faces, 1 cluster × 3 obs: p50 / p95 ms", lambda r: _pair(r, "identity.all", 2)),
     ("  returning person: p50 / p95 ms", lambda r: _pair(r, "identity.returning", 2)),
     ("  new person: p50 / p95 ms", lambda r: _pair(r, "identity.new", 2)),
+    ("  returning matched to their Face / new created",
+     lambda r: f"{_fmt(get_path(r, 'identity.returning_matched_right'), 2)} / "
+     f"{_fmt(get_path(r, 'identity.new_created'), 2)}"),
     ("face load: entities/s (+ one Character each)", lambda r: _fmt(get_path(r, "faces.nodes_per_s"), 0)),
     ("write_memories per clip (20 memories): p50 / p95 ms", lambda r: _pair(r, "writes.write_memories", 1)),
     ("write_memories: memories/s", lambda r: _fmt(get_path(r, "writes.memories_per_s"), 0)),

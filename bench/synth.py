@@ -159,27 +159,40 @@ class FaceSet:
     identities: np.ndarray  # (n, dim) float64 unit rows
     exemplars: list[np.ndarray]  # per entity (k, dim) float64 unit rows
     quality: list[np.ndarray]
+    noise: float  # observation = unit(identity + noise * gaussian / sqrt(dim))
 
     @property
     def n(self) -> int:
         return int(self.identities.shape[0])
 
 
-FACE_NOISE = 0.6  # observation = unit(identity + 0.6 * noise): cos ~0.86 to the identity, ~0.74 between two
+def face_noise(threshold: float) -> float:
+    """The noise scale at which two observations of one person score (1 + threshold) / 2 on average.
+
+    Why: a returning person must clear the product's identity threshold (mean pairwise cosine) with a margin, or
+    the benchmark times a "returning" path that never matches. Two observations unit(x + s·n1), unit(x + s·n2)
+    of a unit identity x, with n ~ N(0, I/dim), have cosine ≈ 1 / (1 + s²) in high dimension; different people
+    score ≈ 0.
+    """
+    target = (1.0 + threshold) / 2.0
+    if not 0.0 < target < 1.0:
+        raise ValueError(f"threshold {threshold} leaves no room for same-person noise")
+    return math.sqrt(1.0 / target - 1.0)
 
 
-def make_faces(n: int, dim: int, seed: int, max_exemplars: int = 10) -> FaceSet:
+def make_faces(n: int, dim: int, seed: int, threshold: float, max_exemplars: int = 10) -> FaceSet:
     rng = np.random.default_rng(seed)
+    scale = face_noise(threshold)
     ids = unit(rng.standard_normal((n, dim)))
     counts = rng.integers(1, max_exemplars + 1, n)
     exemplars, quality = [], []
     for i in range(n):
         noise = rng.standard_normal((counts[i], dim)) / math.sqrt(dim)
-        exemplars.append(unit(ids[i] + FACE_NOISE * noise))
+        exemplars.append(unit(ids[i] + scale * noise))
         quality.append(np.sort(rng.uniform(0.5, 1.0, counts[i]))[::-1])
-    return FaceSet(ids, exemplars, quality)
+    return FaceSet(ids, exemplars, quality, scale)
 
 
-def observations_of(identity: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+def observations_of(identity: np.ndarray, count: int, rng: np.random.Generator, scale: float) -> np.ndarray:
     noise = rng.standard_normal((count, identity.shape[0])) / math.sqrt(identity.shape[0])
-    return unit(identity + FACE_NOISE * noise)
+    return unit(identity + scale * noise)
