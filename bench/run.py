@@ -63,6 +63,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--no-checkpoint-restart", dest="checkpoint_restart", action="store_false",
                    help="skip the server restart after the writes phase that checkpoints the vector index so its "
                         "segments after incremental writes can be counted on disk")
+    p.add_argument("--neo4j-version", choices=["auto", "2026", "5.26"], default="auto",
+                   help="the launcher's Neo4j line (5.26 for the LTS comparison; auto = 2026.x where a JDK 21+ exists)")
     p.add_argument("--keep", action="store_true", help="leave the last store (and server) in place")
     p.add_argument("--report", type=Path, nargs="+", default=None, help="print tables of saved result files")
     return p.parse_args(argv)
@@ -70,7 +72,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def bench_settings(args: argparse.Namespace) -> Settings:
     local = LocalServer(home=args.home, port=args.port, heap_mb=args.heap_mb, pagecache_mb=args.pagecache_mb,
-                        build_dir=REPO / ".m3graph" / "launcher-build", tx_timeout_s=7200, startup_timeout_s=600)
+                        build_dir=REPO / ".m3graph" / "launcher-build", tx_timeout_s=7200, startup_timeout_s=600,
+                        neo4j_version=args.neo4j_version)
     # neo4j_uri=None explicitly: an exported NEO4J_URI must not send the benchmark to someone else's server.
     return Settings(neo4j_uri=None, local=local, query_timeout_s=3700)
 
@@ -240,7 +243,8 @@ def measure_size(n: int, args: argparse.Namespace, settings: Settings, ex: Execu
     phases = {p.strip() for p in args.phases.split(",") if p.strip()}
     rec["phases"] = sorted(phases)
     want_faces = args.faces and args.resolutions and "identity" in phases
-    faces = make_faces(args.faces, settings.identity.face_dim, args.seed + 2) if want_faces else None
+    faces = make_faces(args.faces, settings.identity.face_dim, args.seed + 2,
+                       settings.face_match_threshold) if want_faces else None
     if faces is not None:
         rec["faces"] = load_faces(ex, faces)
         log.info("size %d: %d faces loaded in %.1f s", n, faces.n, rec["faces"]["seconds"])
