@@ -210,7 +210,7 @@ def build_indexes(ex: Executor, settings: Settings) -> dict[str, float]:
                 continue  # a DROP, or the memory index in a form a later migration replaces
             name = index.removesuffix("_filtered")
             t0 = time.perf_counter()
-            ex.schema(statement, **_vector_params(settings, index))
+            ex.schema(statement, **_vector_params(settings, statement))
             wait_for_indexes(ex)
             timings[f"{name}_s"] = time.perf_counter() - t0
             log.info("vector index %s online after %.1f s", index, timings[f"{name}_s"])

@@ -136,6 +136,10 @@ class VectorIndexConfig(BaseModel):
     quantization: bool = False
     hnsw_m: int = Field(16, ge=2, le=512)
     ef_construction: int = Field(100, ge=1, le=3200)
+    # Neo4j 2026.x only (`vector.default_search_expansion_factor` of the memory index): a top-k query explores
+    # ceil(k × this) candidates. 1.0 is the server's own default without quantization; see docs/benchmarks.md
+    # ("Search expansion") for recall and latency per value.
+    search_expansion: float = Field(1.0, ge=1.0, le=10000.0)
 
 
 class TextModelConfig(BaseModel):

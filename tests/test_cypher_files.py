@@ -103,12 +103,7 @@ def test_schema_files_created_what_they_declare(memory_graph: MemoryGraph, name:
         names = {r["name"] for r in memory_graph.ex.read("schema/list_indexes")}
     assert object_name in names, f"{name} declares {object_name}, which the migrations did not create"
     # Running it again is harmless (IF NOT EXISTS), which is what makes migrations re-runnable.
-    params = {p: _ddl_param(memory_graph, object_name, p) for p in q.params}
-    memory_graph.ex.schema(name, **params)
-
-
-def _ddl_param(mg: MemoryGraph, index: str, param: str) -> object:
-    return _vector_params(mg.settings, index)[param]
+    memory_graph.ex.schema(name, **(_vector_params(memory_graph.settings, name) if q.params else {}))
 
 
 def test_every_query_used_in_code_exists() -> None:

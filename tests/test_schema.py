@@ -69,6 +69,9 @@ def test_vector_and_fulltext_indexes_have_configured_dims(graph: MemoryGraph, se
             assert (config["vector.quantization.type"] != "NONE") is settings.vector_index.quantization
         else:
             assert config["vector.quantization.enabled"] is settings.vector_index.quantization
+    if graph.ex.capabilities.vector_filters:  # 2026.x: the memory index's candidate list is configured
+        config = idx["memory_embedding"]["options"]["indexConfig"]
+        assert config["vector.default_search_expansion_factor"] == settings.vector_index.search_expansion
     ft = idx["memory_text"]
     assert ft["type"] == "FULLTEXT" and ft["state"] == "ONLINE"
     assert ft["labels"] == ["Memory"] and ft["properties"] == ["text"]

@@ -131,7 +131,8 @@ def reembed_text(ex: Executor, settings: Settings, embedder: TextEmbedder, batch
         cursor = rows[-1]["memory_id"]
         if progress:
             progress(done + embedded, total)
-    ex.schema(memory_index_statement(ex), **_vector_params(settings, "memory_embedding"))
+    statement = memory_index_statement(ex)
+    ex.schema(statement, **_vector_params(settings, statement))
     ex.schema("schema/await_indexes", timeout_s=600)
     return ReembedSummary("text", model, dim, embedded, total, recreated)
 
@@ -262,7 +263,7 @@ def reembed_entities(ex: Executor, settings: Settings, kind: Literal["face", "vo
         cursor = entities[-1].entity_id
         if progress:
             progress(done + embedded, total)
-    ex.schema(f"schema/vector_{kind}_centroid", **_vector_params(settings, f"{kind}_centroid"))
+    ex.schema(f"schema/vector_{kind}_centroid", **_vector_params(settings, f"schema/vector_{kind}_centroid"))
     ex.schema("schema/await_indexes", timeout_s=600)
     return ReembedSummary(kind, model, dim, embedded, total, recreated, n_obs, dropped, unmatchable)
 

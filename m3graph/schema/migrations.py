@@ -104,10 +104,16 @@ def applicable(executor: Executor) -> tuple[Migration, ...]:
     return tuple(m for m in MIGRATIONS if m.requires is None or getattr(executor.capabilities, m.requires))
 
 
-def _vector_params(settings: Settings, index: str) -> dict[str, Any]:
+def _vector_params(settings: Settings, statement: str) -> dict[str, Any]:
+    """The configured HNSW options for one vector index DDL file, exactly the parameters it declares (only the
+    2026.x memory index takes the search expansion factor; 5.26 does not know the option)."""
     cfg = settings.vector_index
-    return {"dim": _dims(settings)[VECTOR_INDEXES[index.removesuffix("_filtered")]], "quantization": cfg.quantization,
-            "hnsw_m": cfg.hnsw_m, "ef_construction": cfg.ef_construction}
+    index = statement.removeprefix("schema/vector_").removesuffix("_filtered")
+    options = {"dim": _dims(settings)[VECTOR_INDEXES[index]], "quantization": cfg.quantization,
+               "hnsw_m": cfg.hnsw_m, "ef_construction": cfg.ef_construction,
+               "search_expansion": cfg.search_expansion}
+    declared = set(query(statement).params)
+    return {name: value for name, value in options.items() if name in declared}
 
 
 def check_schema(executor: Executor, settings: Settings) -> None:
@@ -140,8 +146,7 @@ def apply_migrations(executor: Executor, settings: Settings, await_timeout_s: in
         if migration.version in applied:
             continue
         for statement in migration.statements:
-            index = statement.removeprefix("schema/vector_")
-            params = _vector_params(settings, index) if migration.vector and query(statement).params else {}
+            params = _vector_params(settings, statement) if migration.vector and query(statement).params else {}
             executor.schema(statement, **params)
         executor.write("schema/record_migration", version=migration.version, description=migration.description)
         log.info("applied schema migration %d: %s", migration.version, migration.description)
