@@ -82,7 +82,10 @@ class IdentityConfig(BaseModel):
     voice_threshold: float | None = Field(None, ge=-1, le=1)
     max_face_exemplars: int = Field(10, ge=1)
     max_voice_exemplars: int = Field(20, ge=1)
-    candidates: int = Field(32, ge=1, le=1000)  # top-K from the vector index before the exact rerank
+    # Top-K from the vector index before the exact rerank. 128, not 32: at 10^5 Faces an HNSW search for 32 missed
+    # 6 of 100 returning people (docs/benchmarks.md, "Identity candidates"); candidates whose index cosine is under
+    # the threshold skip the rerank, so the larger K costs no measurable time.
+    candidates: int = Field(128, ge=1, le=1000)
     exemplars_per_cluster: int = Field(3, ge=1)  # reference: top 3 faces per cluster by (det, quality)
 
 

@@ -194,3 +194,38 @@ def test_new_entities_get_the_characters_a_refresh_would_give(graph: MemoryGraph
     assert [chars[e] for e in ids] == sorted(chars.values())
     assert mg.ex.write_tx(lambda tx: refresh_characters(tx, mg.settings, ids)) == 0
     assert mg.characters_of(ids) == chars
+
+
+@pytest.mark.parametrize("kind", ["face", "voice"])
+def test_pruning_by_the_index_cosine_drops_no_candidate_that_could_pass(graph: MemoryGraph, kind: str) -> None:
+    """`prune_below` skips the exact rerank of candidates whose index cosine is under the threshold; the scores
+    returned must be exactly those of the unpruned statement, for people at every distance around the threshold."""
+    g = rng(44)
+    dim = face_dim(graph) if kind == "face" else voice_dim(graph)
+    person = unit(dim, g)
+    add_clip(graph, "p", 0)
+    add_clip(graph, "p", 1)
+
+    def make(label: int, base: np.ndarray, cos: float) -> Any:
+        # Every cluster at the same moments: seen (or heard) together, so never one entity.
+        if kind == "face":
+            return face_cluster(label, base, g, cos=cos, times=[1.0, 2.0])
+        return voice_cluster(label, base, g, cos=cos, start=0.0)
+
+    # Sixteen people at cosines 0.50 to 0.80 from `person` (sixteen entities), their exemplars tight enough that the
+    # exact scores of several fall within a few hundredths above the threshold (0.6) and below it.
+    crowd = [make(i, near(person, float(c), g), 0.995) for i, c in enumerate(np.linspace(0.50, 0.80, 16))]
+    assert len({r.entity_id for r in getattr(graph, f"resolve_{kind}s")("p", 0, crowd)}) == 16
+    query = make(0, person, 0.995)
+    mean = np.mean([np.asarray(o.embedding) for o in (query.observations if kind == "face" else query.utterances)],
+                   axis=0)
+    params = {"video_id": "p", "clip_index": 1, "k": 50, "threshold": 0.6,
+              "queries": [{"label": 0, "mean": mean.tolist(), "unit": (mean / np.linalg.norm(mean)).tolist()}]}
+
+    def scores(prune_below: float | None) -> list[tuple[int, float]]:
+        row = graph.ex.write_tx(lambda tx: tx.single(f"identity/{kind}_match", prune_below=prune_below, **params))
+        return sorted((s["entity_id"], s["score"]) for s in row["scores"])
+
+    full = scores(None)
+    assert 0 < len(full) < 16 and min(score for _, score in full) < 0.63  # some pass 0.6, one only just
+    assert scores(0.6 - 1e-6) == full

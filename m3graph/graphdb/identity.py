@@ -244,8 +244,11 @@ def resolve(
         queries, invalid = [], exc
     params = [{"label": q.label, "mean": q.query_mean.astype(float).tolist(),
                "unit": (q.query_mean / np.linalg.norm(q.query_mean)).astype(float).tolist()} for q in queries]
+    # The index cosine bounds the exact score from above (identity/face_match.cypher, step 5) unless the index
+    # quantizes its vectors or the threshold is not positive.
+    exact_index = not settings.vector_index.quantization and threshold > 0
     found = tx.single(f"identity/{kind}_match", video_id=video_id, clip_index=clip_index, queries=params,
-                      k=ident.candidates, threshold=threshold)
+                      k=ident.candidates, threshold=threshold, prune_below=threshold - 1e-6 if exact_index else None)
     if found is None or not found["clip_found"]:
         raise NotFoundError(f"clip {ckey} does not exist; register it with upsert_clip before resolving {kind}s")
     done = {row["label"]: row["entity_id"] for row in found["done"]}

@@ -1,5 +1,5 @@
 // mode: write
-// params: video_id, clip_index, queries, k, threshold
+// params: video_id, clip_index, queries, k, threshold, prune_below
 // returns: clip_found, done, scores
 // Every input of a face resolution's decision in one round trip (issue 12); nothing here returns a vector.
 // 1. The clip must exist; if it does not, nothing else runs (the caller raises NotFoundError).
@@ -13,6 +13,12 @@
 //    stored mean of the entity's unit exemplars), summed here in double precision (the float32 index score, and
 //    vector.similarity.cosine, are off by ~1e-8 and would move decisions at the threshold); only scores >=
 //    $threshold are returned, the candidates below it could never be chosen.
+// 5. Pruning before the exact sum: mean · centroid = |mean| |centroid| cos, both norms <= 1, so for cos >= 0 the
+//    exact score never exceeds the index's cosine (2 × score − 1). A candidate whose cosine is under a positive
+//    threshold can never be chosen, and its exact sum (one term per dimension) is skipped: k can then be large
+//    enough for the HNSW search to find a returning person among 10^5 entities (identity.candidates).
+//    $prune_below is the threshold minus 1e-6 (float32 index scores), or null where that bound does not hold
+//    (quantized index, threshold <= 0).
 OPTIONAL MATCH (clip:Clip {clip_key: $video_id + '#' + toString($clip_index)})
 CALL (clip) {
   WITH clip WHERE clip IS NOT NULL
@@ -29,7 +35,8 @@ CALL (clip) {
 CALL (clip, done) {
   WITH clip, done WHERE clip IS NOT NULL AND size(done) = 0
   UNWIND $queries AS q
-  CALL db.index.vector.queryNodes('face_centroid', $k, q.unit) YIELD node
+  CALL db.index.vector.queryNodes('face_centroid', $k, q.unit) YIELD node, score AS index_score
+  WITH q, node WHERE $prune_below IS NULL OR 2.0 * index_score - 1.0 >= $prune_below
   WITH q.label AS label, q.mean AS mean, node.entity_id AS entity_id, node.centroid AS centroid
   WITH label, entity_id, reduce(s = 0.0, i IN range(0, size(mean) - 1) | s + mean[i] * centroid[i]) AS score
   WHERE score >= $threshold
