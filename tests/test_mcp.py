@@ -29,6 +29,7 @@ from graph_fixtures import memory_graph, wipe  # noqa: F401
 from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from media_helpers import make_video
 
 from m3graph.embedding import text_embedder
 from m3graph.graphdb.store import MemoryGraph
@@ -282,6 +283,37 @@ def test_stdio_allow_writes_adds_the_write_tools(env: dict[str, str], workdir: P
 
     anyio.run(run)
     assert not demo.ex.read("explore/video_clips", video_id="agent-notes")
+
+
+def test_ingest_job_runs_a_video_to_done(env: dict[str, str], workdir: Path, demo: MemoryGraph) -> None:
+    """The write tool an agent uses to add a video: the job runs the real pipeline (cut, perception, the perception
+    memorizer) into the graph, its status follows it to "done", and the clip is then readable through the tools."""
+    make_video(workdir / "pattern.mp4", 8)  # no face, no speech: the scene description gives it memories
+
+    async def run() -> None:
+        async with stdio_client(_stdio(env, workdir, "--allow-writes")) as (r, w), ClientSession(r, w) as session:
+            await session.initialize()
+            call = Calls(session)
+            job = await call.ok("ingest", paths=["pattern.mp4"], video_id="mcp-pattern")
+            assert job["state"] == "running" and job["video_id"] == "mcp-pattern"
+            deadline = time.monotonic() + 300
+            while (status := await call.ok("ingest_status", job_id=job["job_id"]))["state"] == "running":
+                assert time.monotonic() < deadline, status
+                await anyio.sleep(0.5)
+            assert status["state"] == "done" and status["error"] is None, status
+            assert status["videos"]["mcp-pattern"]["clip"] == 1 and status["videos"]["mcp-pattern"]["clips"] == 1
+            assert status["log"], status
+            listed = await call.ok("ingest_status")
+            assert [j["job_id"] for j in listed["jobs"]] == [job["job_id"]]
+
+            videos = _all_text(await call.ok("list_videos"))
+            assert "mcp-pattern" in videos
+            clip = await call.ok("fetch_clip", video="mcp-pattern", clip=0)
+            assert "scene" in _all_text(clip).lower(), clip
+
+    anyio.run(run)
+    states = demo.ex.read("explore/video_clips", video_id="mcp-pattern")
+    assert [row["state"] for row in states] == ["memorized"] and states[0]["memories"] > 0, states
 
 
 # ---------------------------------------------------------------------------------------------- HTTP

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from media_helpers import make_video
 
 from m3graph.errors import InvalidInputError
 from m3graph.ingest.live import watch_clips
@@ -34,21 +35,6 @@ from m3graph.settings import PerceptionConfig, Settings
 
 S = Settings()
 FRAME = 1 / 25  # the synthetic sources run at 25 fps
-
-
-def _make(path: Path, seconds: float, audio: bool = True, size: str = "320x240", source: str = "testsrc",
-          faststart: bool = False) -> Path:
-    options = f"size={size}:rate=25:d={seconds}"
-    lavfi = f"{source}:{options}" if "=" in source else f"{source}={options}"
-    cmd = ["ffmpeg", "-nostdin", "-y", "-v", "error", "-f", "lavfi", "-i", lavfi]
-    if audio:
-        cmd += ["-f", "lavfi", "-i", f"sine=frequency=440:duration={seconds}", "-c:a", "aac"]
-    cmd += ["-c:v", "libx264", "-preset", "ultrafast", "-g", "275", "-sc_threshold", "0", "-pix_fmt", "yuv420p",
-            "-t", str(seconds)]
-    if faststart:
-        cmd += ["-movflags", "+faststart"]
-    subprocess.run([*cmd, str(path)], check=True, capture_output=True, timeout=120)
-    return path
 
 
 def _durations(path: Path) -> tuple[float, float]:
@@ -73,7 +59,7 @@ def media_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def video75(media_dir: Path) -> Path:
-    return _make(media_dir / "v75.mp4", 75)
+    return make_video(media_dir / "v75.mp4", 75)
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +80,7 @@ def test_probe_reports_streams(video75: Path) -> None:
 
 
 def test_probe_silent_video(media_dir: Path) -> None:
-    info = probe(_make(media_dir / "silent.mp4", 3, audio=False))
+    info = probe(make_video(media_dir / "silent.mp4", 3, audio=False))
     assert not info.has_audio and info.audio_codec is None and info.codecs == ("h264",)
 
 
@@ -194,7 +180,7 @@ def test_extract_audio_is_16k_mono_pcm(clips75: list[Path], tmp_path: Path) -> N
 def test_extract_audio_none_without_audio(media_dir: Path, tmp_path: Path) -> None:
     silent = media_dir / "silent.mp4"
     if not silent.exists():
-        _make(silent, 3, audio=False)
+        make_video(silent, 3, audio=False)
     assert extract_audio(silent, tmp_path / "s.wav") is None
     assert not (tmp_path / "s.wav").exists()
 
@@ -210,7 +196,7 @@ def test_sample_frames_count_times_and_format(clips75: list[Path]) -> None:
 
 
 def test_sample_frames_are_rgb_and_downscaled(tmp_path: Path) -> None:
-    red = _make(tmp_path / "red.mp4", 1, audio=False, size="1280x720", source="color=c=red")
+    red = make_video(tmp_path / "red.mp4", 1, audio=False, size="1280x720", source="color=c=red")
     frames = sample_frames(red, 5, Settings(perception=PerceptionConfig(max_frame_side_px=640)))
     image = frames[0][1]
     assert image.shape == (360, 640, 3)  # longest side at the limit, aspect kept
@@ -259,7 +245,7 @@ def test_truncated_containers(video75: Path, tmp_path: Path) -> None:
     with pytest.raises(InvalidVideoError, match="corrupt or truncated MP4/QuickTime container.*moov atom not found"):
         probe(_truncate(video75, tmp_path / "half.mp4"), S)
     # Index at the front (faststart): the header probes fine, the missing second half does not decode.
-    faststart = _make(tmp_path / "fs.mp4", 20, faststart=True)
+    faststart = make_video(tmp_path / "fs.mp4", 20, faststart=True)
     assert probe(faststart).duration_s == pytest.approx(20, abs=0.05)
     with pytest.raises(InvalidVideoError, match="corrupt or truncated container: no frame decodes near the end"):
         probe(_truncate(faststart, tmp_path / "fs_half.mp4"), S)
@@ -279,7 +265,7 @@ def test_zero_duration_and_still_images(tmp_path: Path) -> None:
 
 
 def test_absurd_resolution(tmp_path: Path) -> None:
-    big = _make(tmp_path / "big.mp4", 1, audio=False, size="640x480")
+    big = make_video(tmp_path / "big.mp4", 1, audio=False, size="640x480")
     with pytest.raises(InvalidVideoError, match=r"absurd resolution 640x480 = 307200 pixels"):
         probe(big, Settings(perception={"max_resolution_px": 100 * 100}))
     limits = PerceptionConfig()
