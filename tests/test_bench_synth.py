@@ -18,7 +18,7 @@ def _mean_pairwise(a: np.ndarray, b: np.ndarray) -> float:
 @pytest.mark.parametrize("threshold", [0.6, 0.8, 0.93])
 def test_same_person_clears_the_threshold_and_strangers_do_not(threshold: float) -> None:
     rng = np.random.default_rng(3)
-    faces = make_faces(200, 512, seed=1, threshold=threshold)
+    faces = make_faces(200, Settings().identity.face_dim, seed=1, threshold=threshold)
     same, other = [], []
     for i in range(200):
         seen = observations_of(faces.identities[i], 3, rng, faces.noise)
