@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from m3graph.errors import ConfigError, InvalidInputError, M3GraphError, NotFoundError, RetryableError
+from m3graph.eval.date_match import same_date
 from m3graph.eval.judge import EntailmentJudge, Keyword, answer_match, keyword_verdict, token_f1
 from m3graph.eval.m3bench import CANONICAL_TYPES, BenchQuestion
 from m3graph.reasoning.llm.base import Usage
@@ -349,6 +350,7 @@ class EvalReport:
     match_total: Score | None = None  # deterministic answer match (judge.answer_match), the primary score
     match_by_type: dict[str, Score] = field(default_factory=dict)
     f1_mean: float = 0.0  # mean token F1 against the ground truth
+    temporal_date_match: Score | None = None  # temporal questions: answer match OR same date (eval.date_match)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -361,6 +363,8 @@ class EvalReport:
         if self.match_total is not None:
             out["answer_match"] = {**self.match_total.to_dict(), "f1_mean": round(self.f1_mean, 4),
                                    "by_type": {t: s.to_dict() for t, s in self.match_by_type.items()}}
+        if self.temporal_date_match is not None:
+            out["temporal_date_match"] = self.temporal_date_match.to_dict()
         if self.keyword_total is not None:
             out["keyword"] = {**self.keyword_total.to_dict(),
                               "by_type": {t: s.to_dict() for t, s in (self.keyword_by_type or {}).items()},
@@ -376,6 +380,9 @@ class EvalReport:
         if self.match_total is not None:
             lines.append(f"answer match: {self.match_total.accuracy:.1%} ({self.match_total.correct}/"
                          f"{self.match_total.n}); mean token F1 {self.f1_mean:.3f}")
+        if self.temporal_date_match is not None:
+            tdm = self.temporal_date_match
+            lines.append(f"temporal answer match or same date: {tdm.accuracy:.1%} ({tdm.correct}/{tdm.n})")
         lines.append(f"accuracy{judge}: {self.total.accuracy:.1%} ({self.total.correct}/{self.total.n})")
         if self.keyword_total is not None:
             lines.append(f"keyword accuracy: {self.keyword_total.accuracy:.1%} "
@@ -417,6 +424,9 @@ def summarize(records: Sequence[dict[str, Any]], skipped: dict[str, int] | None 
         return {"median": statistics.median(values) if values else 0.0, "p90": quantile(values, 0.9)}
 
     match_total, match_types = _scores(records, lambda r: _matched(r) == "yes")
+    temporal = [r for r in records if "temporal" in (r.get("types") or ())]
+    date_score = Score(len(temporal), sum(1 for r in temporal if _matched(r) == "yes" or same_date(
+        r.get("answer"), r.get("gt") or ""))) if temporal else None
     keyworded = [r for r in records if "keyword_verdict" in r]
     kw_total = kw_types = None
     disagreements: list[str] = []
@@ -433,7 +443,7 @@ def summarize(records: Sequence[dict[str, Any]], skipped: dict[str, int] | None 
         latency={role: lat(role) for role in ("answerer", "judge")},
         judge_models=sorted({r["judge"]["model"] for r in records if r.get("judge", {}).get("model")}),
         skipped=dict(skipped or {}), keyword_total=kw_total, keyword_by_type=kw_types, disagreements=disagreements,
-        match_total=match_total, match_by_type=match_types,
+        match_total=match_total, match_by_type=match_types, temporal_date_match=date_score,
         f1_mean=sum(token_f1(r.get("answer"), r.get("gt") or "") for r in records) / n if records else 0.0,
     )
 
