@@ -55,7 +55,10 @@ def load_sentence_transformer(config: TextModelConfig) -> tuple[Any, int]:
     except (OSError, ValueError) as exc:  # a missing path, or a hub id that cannot be fetched offline
         raise ConfigError(f"text model {config.model!r} cannot be loaded: {exc}") from exc
     dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-    return model, int(dim_of())
+    dim = dim_of()
+    if dim is None:  # a model without a fixed output size cannot back a vector index
+        raise ConfigError(f"text model {config.model!r} reports no embedding dimension")
+    return model, int(dim)
 
 
 def model_dimension(config: TextModelConfig) -> int:
