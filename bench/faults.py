@@ -16,7 +16,7 @@ The perception input is synthetic (seeded clusters written to the cache files) s
 graph, text embedder, memorizer, HTTP client and retry logic are the real ones.
 
     python -m bench.faults --trials 20 --clips 6 --port 7790     # the full campaign, on its own Neo4j
-    (tests/test_faults.py runs two short trials of the same code in the test suite)
+    (tests/graph/test_faults.py runs two short trials of the same code in the test suite)
 
 The other trial kinds, each with its own flag (all on the campaign's own Neo4j and Redis, loopback only):
 
@@ -377,7 +377,7 @@ _VIDEO_NODES = ("MATCH (x) WHERE ((x:Video OR x:Clip OR x:Memory) AND x.video_id
 _VIDEO_RELS = ("MATCH (a)-[r]->(b) WHERE elementId(a) IN $ids OR elementId(b) IN $ids "
                "RETURN elementId(a) AS a, type(r) AS type, properties(r) AS props, elementId(b) AS b, "
                "labels(a) AS la, properties(a) AS pa, labels(b) AS lb, properties(b) AS pb")
-_ORPHANS = {  # what a half-written step would leave behind (a subset of tests/graph_fixtures.ORPHAN_CHECKS)
+_ORPHANS = {  # what a half-written step would leave behind (a subset of tests/helpers/graph.ORPHAN_CHECKS)
     "memory without one IN_CLIP": "MATCH (m:Memory) WHERE COUNT { (m)-[:IN_CLIP]->(:Clip) } <> 1 RETURN count(m) AS n",
     "memory supported by a missing clip": "MATCH (m:Memory) UNWIND m.support_clips AS k WITH m, k "
                                           "WHERE NOT EXISTS { MATCH (:Clip {clip_key: k}) } RETURN count(m) AS n",

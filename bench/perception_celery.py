@@ -2,7 +2,7 @@
 
 Everything is the benchmark's own: a `redis-server` on a free port, a local Neo4j on `--port` with its home in
 the scratch directory (so nobody else's graph is touched and nobody else's data is counted), and one
-`m3graph worker -c N` process per concurrency, started exactly as `tests/test_celery_worker.py` starts its
+`m3graph worker -c N` process per concurrency, started exactly as `tests/e2e/test_celery_worker.py` starts its
 worker (environment only). A repeat submits every test video at once under fresh ids (nothing cached, nothing
 already done) and ends when every chain has finished; per-task seconds come from the worker's own log lines.
 """

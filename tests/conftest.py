@@ -1,7 +1,13 @@
 """Shared fixtures. Every test that touches the graph runs against a real Neo4j: never a mock.
 
 Without `NEO4J_URI` the session starts one local server (home in a session temp dir, port `M3GRAPH_TEST_PORT`,
-default 7690) and stops it at the end; with `NEO4J_URI` the tests use that server and start nothing.
+default 7690) and stops it at the end; with `NEO4J_URI` the tests use that server and start nothing. The server
+starts only when a test asks for it (through `driver`, `memory_graph` or `graph`), so `pytest tests/unit` needs none.
+
+The tiers are folders, and each test is marked with its folder's name (`-m unit`, `-m graph`, `-m e2e`):
+tests/unit (pure: no server, no models), tests/graph (a real Neo4j; scripted models and the small packaged text
+embedder only), tests/e2e (perception and language models, Celery/Redis, a browser, the CLI over real media).
+A test in tests/unit that asks for the server fails: the tier is a promise, not a hint.
 """
 
 from __future__ import annotations
@@ -11,15 +17,34 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from graph_fixtures import ForeignDatabaseError, claim_database
 from neo4j import Driver, GraphDatabase
 
 from m3graph.graphdb.server import LocalNeo4j, ServerStatus, ensure_server
+from m3graph.graphdb.store import MemoryGraph
 from m3graph.settings import LocalServer, Settings
+from tests.helpers.graph import ForeignDatabaseError, claim_database, wipe
+
+TIERS = ("unit", "graph", "e2e")
 
 REPO = Path(__file__).resolve().parents[1]
 # Shared across sessions and with `m3graph db build`, so the launcher is compiled once per checkout.
 LAUNCHER_BUILD_DIR = REPO / ".m3graph" / "launcher-build"
+
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks every test with its tier (the folder under tests/ it lives in)."""
+    root = Path(__file__).resolve().parent
+    for item in items:
+        parts = item.path.resolve().relative_to(root).parts
+        if parts and parts[0] in TIERS:
+            item.add_marker(parts[0])
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Keeps the unit tier pure: a unit test that needs the server belongs in tests/graph."""
+    if item.get_closest_marker("unit") is not None and "neo4j_server" in getattr(item, "fixturenames", ()):
+        pytest.fail(f"{item.nodeid} asks for the Neo4j server: a unit test must not (move it to tests/graph)")
 
 
 # ---------------------------------------------------------------------------------------------- server fixtures
@@ -64,5 +89,41 @@ def driver(settings: Settings, neo4j_server: ServerStatus | None) -> Iterator[Dr
         yield drv
 
 
-# ---------------------------------------------------------------------------------------------- more fixtures
-# Fixtures for the rest of the package (graph store, schema, sample videos, ...) go below this line.
+@pytest.fixture(scope="session")
+def memory_graph(settings: Settings, driver: Driver) -> Iterator[MemoryGraph]:
+    """One connected, migrated store for the whole session (`driver` has claimed the database first)."""
+    mg = MemoryGraph.connect(settings)
+    yield mg
+    mg.close()
+
+
+@pytest.fixture
+def graph(memory_graph: MemoryGraph) -> MemoryGraph:
+    """The session's store, emptied of everything but the migration records and the suite's marker."""
+    wipe(memory_graph)
+    return memory_graph
+
+
+# ---------------------------------------------------------------------------------------------- APOC server
+# A second session server on the 5.26 + APOC line, for tests that need APOC (Neo4j 2026.x has no APOC build). It
+# runs with auth (like the main session server), on port M3GRAPH_TEST_PORT + 2 with its own home, and is stopped
+# at the end of the session. With NEO4J_URI set the tests using it are skipped: no local server is managed then.
+
+
+@pytest.fixture(scope="session")
+def apoc_settings(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    if not settings.uses_local_server:
+        pytest.skip("NEO4J_URI is set: no local 5.26 + APOC server is started")
+    local = settings.local.model_copy(update={
+        "home": tmp_path_factory.mktemp("neo4j-526"), "port": settings.local.port + 2, "neo4j_version": "5.26",
+    })
+    return settings.model_copy(update={"local": local})
+
+
+@pytest.fixture(scope="session")
+def apoc_server(apoc_settings: Settings) -> Iterator[ServerStatus]:
+    server = LocalNeo4j(apoc_settings)
+    server.build()
+    status = server.start()
+    yield status
+    server.stop()

@@ -1,7 +1,7 @@
 """A Neo4j Bloom perspective for the memory graph, generated from one description so docs stay in sync.
 
 Bloom cannot run here (it needs Neo4j Desktop, Aura or the Enterprise plugin), so what is verified is what can
-be: the file's structure (tests/test_bloom.py) and that every search phrase's Cypher is a valid READ query on
+be: the file's structure (tests/unit/test_bloom.py) and that every search phrase's Cypher is a valid READ query on
 the real server (they are named queries under m3graph/cypher/bloom/).
 Regenerate with `python -m m3graph.explore.bloom > docs/bloom/m3graph.perspective.json`.
 """

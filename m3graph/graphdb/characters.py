@@ -123,13 +123,14 @@ def assign_ids(groups: Sequence[set[int]], current: dict[int, int | None]) -> tu
         # Best group first; when an older character already took it, the next group holding any of its
         # members keeps the id (undoing a move gives ids back); only a character left with none is retired.
         prefs = sorted(overlap[char], key=lambda g: (overlap[char][g], -min(groups[g])), reverse=True)
-        gi = next((g for g in prefs if chosen[g] is None), None)
-        if gi is not None:
-            chosen[gi] = char
+        free = next((g for g in prefs if chosen[g] is None), None)
+        if free is not None:
+            chosen[free] = char
         else:
             retired[char] = prefs[0]
-    survivors = {old: chosen[gi] for old, gi in retired.items()}
-    return chosen, survivors  # type: ignore[return-value]
+    # A character is retired only when all its groups were taken, so every retired id has a survivor.
+    survivors = {old: taker for old, gi in retired.items() if (taker := chosen[gi]) is not None}
+    return chosen, survivors
 
 
 def _scope(tx: Tx, seeds: Iterable[int]) -> list[int]:
@@ -166,7 +167,7 @@ def refresh_characters(tx: Tx, settings: Settings, seeds: Iterable[int]) -> int:
     chosen, survivors = assign_ids(groups, current)
     missing = [i for i, c in enumerate(chosen) if c is None]
     if missing:
-        first = tx.single("graph/allocate_ids", counter="character", n=len(missing))["first"]
+        first = tx.one("graph/allocate_ids", counter="character", n=len(missing))["first"]
         for offset, gi in enumerate(missing):
             chosen[gi] = first + offset
     rows, changed = [], 0

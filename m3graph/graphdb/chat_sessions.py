@@ -35,7 +35,7 @@ def write_session(ex: Executor, settings: Settings, source_id: str, session_key:
                   for r in tx.run("chat/speakers_by_key", keys=sorted(set(speaker_keys.values())))}
         missing = sorted(set(speaker_keys.values()) - set(by_key))
         if missing:
-            first = tx.single("graph/allocate_ids", counter="entity", n=len(missing))["first"]  # type: ignore[index]
+            first = tx.one("graph/allocate_ids", counter="entity", n=len(missing))["first"]
             by_key.update({k: first + i for i, k in enumerate(missing)})
         ids = {n: by_key[speaker_keys[n]] for n in names}
         tx.run("graph/upsert_clip", clips=[clip.upsert_params(source_id)])

@@ -48,7 +48,7 @@ def delete_clip_tx(tx: Tx, settings: Settings, video_id: str, clip_index: int) -
     if tx.single("graph/get_clip", video_id=video_id, clip_index=clip_index) is None:
         raise NotFoundError(f"clip {ckey} does not exist")
     tx.run("graph/lock", name=f"memory:{video_id}")
-    affected = tx.single("delete/clip_entities", clip_key=ckey)["entity_ids"]  # type: ignore[index]
+    affected = tx.one("delete/clip_entities", clip_key=ckey)["entity_ids"]
     memory_ids = [r["memory_id"] for r in tx.run("delete/clip_memories", clip_key=ckey, video_id=video_id)]
     if memory_ids:
         tx.run("memory/retract", clip_key=ckey, memory_ids=memory_ids)
@@ -81,7 +81,7 @@ def delete_character(ex: Executor, settings: Settings, char_id: int) -> dict[str
         scope = tx.single("delete/character_scope", char_id=char_id)
         if scope is None or not scope["entity_ids"]:
             raise NotFoundError(f"character {char_id} does not exist")
-        supporting = tx.single("clip/supporting_clips", memory_ids=scope["memory_ids"])["clip_keys"]  # type: ignore[index]
+        supporting = tx.one("clip/supporting_clips", memory_ids=scope["memory_ids"])["clip_keys"]
         tx.run("delete/character", entity_ids=scope["entity_ids"], memory_ids=scope["memory_ids"])
         if supporting:  # the deleted memories' text must leave the clips' search documents too
             tx.run("clip/refresh_search_text", clip_keys=supporting)

@@ -23,7 +23,7 @@ from neo4j import Query, RoutingControl
 from neo4j.exceptions import DriverError, Neo4jError
 
 from m3graph.cypher import CypherQuery, query
-from m3graph.errors import GraphDBError, RetryableError
+from m3graph.errors import GraphDBError, M3GraphError, RetryableError
 from m3graph.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -113,6 +113,13 @@ class Tx:
         rows = self.run(name, **params)
         return rows[0] if rows else None
 
+    def one(self, name: str, /, **params: Any) -> Row:
+        """For statements that always return a row (counters, aggregations): a missing row is a bug, named."""
+        row = self.single(name, **params)
+        if row is None:
+            raise M3GraphError(f"query {name} returned no row")
+        return row
+
 
 class Executor:
     """Runs named queries against one database; thread-safe because the driver is."""
@@ -161,7 +168,7 @@ class Executor:
         _check_params(q, params)
         try:
             records, _, _ = self.driver.execute_query(
-                Query(q.text, timeout=self.timeout_s),  # type: ignore[arg-type]
+                Query(q.text, timeout=self.timeout_s),
                 params,
                 routing_=routing,
                 database_=self.database,
@@ -182,7 +189,7 @@ class Executor:
         _check_params(q, params)
         try:
             with self.driver.session(database=self.database) as session:
-                session.run(Query(q.text, timeout=self.timeout_s), params).consume()  # type: ignore[arg-type]
+                session.run(Query(q.text, timeout=self.timeout_s), params).consume()
         except (Neo4jError, DriverError) as exc:
             raise _translate(name, params, exc) from exc
 

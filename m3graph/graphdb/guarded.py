@@ -116,7 +116,8 @@ def run_guarded(driver: neo4j.Driver, database: str, query: str, params: dict[st
             @neo4j.unit_of_work(timeout=timeout_s)
             def work(tx: neo4j.ManagedTransaction) -> GuardedResult:
                 result = tx.run(query, params)
-                rows, truncated = [], False
+                rows: list[dict[str, Any]] = []
+                truncated = False
                 for record in result:
                     if len(rows) >= max_rows:
                         truncated = True

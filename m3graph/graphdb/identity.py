@@ -150,12 +150,12 @@ def decide(
                 continue
             choice = (eid, score)
             break
-        eid = choice[0]
-        if eid is None:
-            eid = -(len(new_centroids) + 1)
-            new_centroids[eid] = q
-        taken.setdefault(eid, []).append(cluster.label)
-        out[cluster.label] = (eid, choice[1]) if eid >= 0 else (eid, None)
+        picked = choice[0]
+        if picked is None:
+            picked = -(len(new_centroids) + 1)
+            new_centroids[picked] = q
+        taken.setdefault(picked, []).append(cluster.label)
+        out[cluster.label] = (picked, choice[1]) if picked >= 0 else (picked, None)
     return out
 
 
@@ -183,7 +183,14 @@ def _voice_queries(ckey: str, clusters: Sequence[VoiceCluster], dim: int, top: i
     return queries
 
 
-def _observation_rows(kind: Kind, clusters: Sequence[FaceCluster] | Sequence[VoiceCluster],
+def _cluster_queries(ckey: str, clusters: Sequence[FaceCluster | VoiceCluster], dim: int,
+                     top: int) -> list[ClusterQuery]:
+    """One query per cluster, by the cluster's type (a clip resolves faces or voices, never both at once)."""
+    return [(_face_queries(ckey, [c], dim, top) if isinstance(c, FaceCluster)
+             else _voice_queries(ckey, [c], dim, top))[0] for c in clusters]
+
+
+def _observation_rows(kind: Kind, clusters: Sequence[FaceCluster | VoiceCluster],
                       queries: Sequence[ClusterQuery], refs: dict[int, int]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for cluster, q in zip(clusters, queries, strict=True):
@@ -238,8 +245,7 @@ def resolve(
     # the order in which the former one-query-per-step version found them.
     invalid: InvalidInputError | None = None
     try:
-        queries = (_face_queries(ckey, clusters, dim, top) if kind == "face"  # type: ignore[arg-type]
-                   else _voice_queries(ckey, clusters, dim, top))  # type: ignore[arg-type]
+        queries = _cluster_queries(ckey, clusters, dim, top)
     except InvalidInputError as exc:
         queries, invalid = [], exc
     params = [{"label": q.label, "mean": q.query_mean.astype(float).tolist(),

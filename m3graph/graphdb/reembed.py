@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import unquote, urlparse
@@ -256,7 +257,7 @@ def reembed_entities(ex: Executor, settings: Settings, kind: Literal["face", "vo
                 unmatchable.append(entity.entity_id)
                 entity_rows.append({"entity_id": entity.entity_id, "exemplars": None, "quality": None, "obs": None,
                                     "dim": None, "centroid": None, "norm": None, "unit": None})
-        ex.write_tx(lambda tx, o=obs_rows, e=entity_rows: _write_batch(tx, kind, model, o, e),
+        ex.write_tx(partial(_write_batch, kind=kind, model=model, observations=obs_rows, entities=entity_rows),
                     label=f"reembed_{kind}")
         embedded += len(entities)
         n_obs += len(paths)

@@ -192,8 +192,8 @@ class MemorySearch:
         the vector index filters by video and clip inside the index, so it is never needed there.
         """
         hybrid = bool(text and self.cfg.hybrid and not reference)
-        terms = lucene_query_terms(text, "text") if hybrid else None  # type: ignore[arg-type]
-        clip_terms = lucene_query_terms(text, "search_text") if hybrid else None  # type: ignore[arg-type]
+        terms = lucene_query_terms(text, "text") if hybrid and text else None
+        clip_terms = lucene_query_terms(text, "search_text") if hybrid and text else None
         caps = self.ex.capabilities
         in_index = (caps.vector_filters and caps.search_clause and self.cfg.in_index_filter
                     and (scope.videos is None or len(scope.videos) <= self.cfg.in_index_max_videos))

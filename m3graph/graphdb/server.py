@@ -188,7 +188,7 @@ class LocalNeo4j:
             return self._runtime
         local = self.settings.local
         javas = self._javas()
-        wanted = local.neo4j_version
+        wanted: str = local.neo4j_version
         if wanted == "auto":
             store = self.store_line()
             if store is not None:

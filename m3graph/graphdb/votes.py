@@ -42,7 +42,7 @@ def vote_identity(ex: Executor, settings: Settings, a: int, b: int, verdict: Ver
     lo, hi = sorted((int(a), int(b)))
 
     def work(tx: Tx) -> VoteRecord:
-        vote_id = tx.single("graph/allocate_ids", counter="identity_vote", n=1)["first"]
+        vote_id = tx.one("graph/allocate_ids", counter="identity_vote", n=1)["first"]
         row = tx.single("votes/create", vote_id=vote_id, a=lo, b=hi, verdict=verdict, note=note, source=source)
         if row is None:
             raise NotFoundError(f"identity vote: entity {a} or {b} is not a face, voice or speaker")
@@ -75,5 +75,6 @@ def vote_history(ex: Executor, entity_id: int | None = None, char_id: int | None
         if not ids:
             raise NotFoundError(f"character {char_id} does not exist")
     else:
-        ids = [int(entity_id)]  # type: ignore[arg-type]
+        assert entity_id is not None  # exactly one of the two, checked above
+        ids = [int(entity_id)]
     return [VoteRecord(**dict(r)) for r in ex.read("votes/history", ids=ids)]

@@ -128,6 +128,6 @@ def load_demo(graph: MemoryGraph, embedder: TextEmbedder, video_id: str = DEMO_V
         texts = [(kind, _tagged(t, faces, voices)) for kind in ("episodic", "semantic") for t in clip[kind]]
         vectors = embedder.embed([t for _, t in texts])
         graph.write_memories(video_id, index, [
-            MemoryIn(kind=kind, text=text, embedding=vec.tolist())  # type: ignore[arg-type]
+            MemoryIn(kind=kind, text=text, embedding=vec.tolist())
             for (kind, text), vec in zip(texts, vectors, strict=True)])
     return DemoResult(video_id=video_id, clips=len(SCRIPT), faces=faces, voices=voices)

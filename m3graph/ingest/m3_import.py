@@ -246,7 +246,7 @@ def parse_videograph(graph: StandInVideoGraph, settings: Settings) -> _Parsed:
                 warnings.append(f"{node_type} node {node_id}: text longer than {_MAX_TEXT} characters; skipped")
                 skipped += 1
                 continue
-            texts.append(_Text(node_id, node_type, text, clip))  # type: ignore[arg-type]
+            texts.append(_Text(node_id, "episodic" if node_type == "episodic" else "semantic", text, clip))
         else:
             warnings.append(f"node {node_id}: unknown type {node_type!r}; skipped")
             skipped += 1
@@ -463,8 +463,10 @@ def import_pickle(graph: MemoryGraph, path: Path, video_id: str, embedder: TextE
     dim = settings.memory.text_dim
     vectors = _embed(embedder, [t.new_text for t in parsed.texts], dim)
 
-    for kind, want in (("face", settings.identity.face_dim), ("voice", settings.identity.voice_dim)):
-        message = _dim_warning(kind, ents, want)  # type: ignore[arg-type]
+    dims: tuple[tuple[EntityKind, int], ...] = (("face", settings.identity.face_dim),
+                                                ("voice", settings.identity.voice_dim))
+    for kind, want in dims:
+        message = _dim_warning(kind, ents, want)
         if message:
             warnings.append(message)
 

@@ -243,7 +243,7 @@ def _store_output(work: ClipWork, memorizer: Memorizer, memo: Memorization, reso
 def _embed(embedder: TextEmbedder, memo: Memorization) -> list[MemoryIn]:
     texts = [("episodic", t) for t in memo.episodic] + [("semantic", t) for t in memo.semantic]
     vectors = embedder.embed([t for _, t in texts])
-    return [MemoryIn(kind=k, text=t, embedding=v.tolist())  # type: ignore[arg-type]
+    return [MemoryIn(kind=k, text=t, embedding=v.tolist())
             for (k, t), v in zip(texts, vectors, strict=True)]
 
 

@@ -65,7 +65,7 @@ __all__ = [
     "track_faces",
 ]
 
-# dlib cosines measured on the test photos (tests/test_faces.py): same person 0.951-0.984 (10 pairs of 5 Obama photos),
+# dlib cosines on the test photos (tests/e2e/test_faces.py): same person 0.951-0.984 (10 pairs of 5 Obama photos),
 # different people 0.776-0.898 (68 pairs: Obama, Biden, 6 Friends actors, Tom Hanks). Below the highest
 # different-person cosine a threshold merges strangers; the recommended values sit in the gap, the within-clip one
 # higher because consecutive frames of one person agree more than photos taken on different days.

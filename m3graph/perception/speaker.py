@@ -3,7 +3,7 @@
 The reference uses 3D-Speaker ERes2NetV2 (192-d, zh-cn checkpoint, CUDA, loaded at import). Its weights are not
 available offline, so the default here is Resemblyzer's VoiceEncoder (256-d, GE2E LSTM), whose `pretrained.pt` ships
 inside the `resemblyzer` wheel. Resemblyzer's vectors are non-negative (ReLU before the L2 norm), so cosines between
-*different* speakers are rarely below 0.4 and thresholds sit much higher than for ERes2NetV2 (see tests/test_voices.py
+*different* speakers are rarely below 0.4 and thresholds sit higher than for ERes2NetV2 (see tests/e2e/test_voices.py
 and the measurement there: same voice ≥ 0.81, different voices ≤ 0.80 on espeak-ng speech, so 0.80 is the
 threshold to use; the paper's 0.6 would merge different voices).
 

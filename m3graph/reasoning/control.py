@@ -413,7 +413,7 @@ class Controller:
             if answer:
                 wrong = misattributed(question, answer, evidence.lines())
                 if wrong is not None:  # the memory holds it for someone else (LoCoMo's adversarial questions)
-                    note = (f"speaker attribution: the answer {answer!r} rests only on lines said by "
+                    note: str | None = (f"speaker attribution: the answer {answer!r} rests only on lines said by "
                             f"{' and '.join(wrong.speakers)}, none of them about {wrong.person}")
                     rounds.append(Round(step, "answer", wrong.message(), raws, usage, elapsed, note=note))
                     return wrong.message(), "abstained", rounds

@@ -3,7 +3,7 @@
 // returns: item, memory_id, score
 // Exact variant of dedup_candidates for videos with few semantic memories (the usual case): no global
 // top-K cut-off can hide a duplicate behind other videos' similar memories. The hint keeps the read per video
-// (the `kind` index would read every video's semantic memories; see tests/test_query_plans.py).
+// (the `kind` index would read every video's semantic memories; see tests/graph/test_query_plans.py).
 MATCH (m:Memory {video_id: $video_id}) USING INDEX m:Memory(video_id)
 WHERE m.kind = 'semantic'
 UNWIND $items AS item

@@ -187,7 +187,7 @@ def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEm
         k += len(p.memories)
         for m, vec in zip(p.memories, p.embeddings, strict=True):  # refused here, before any session is written
             try:
-                MemoryIn(kind=m.kind, text=m.text, embedding=vec, source_ids=m.source_ids)  # type: ignore[arg-type]
+                MemoryIn(kind=m.kind, text=m.text, embedding=vec, source_ids=m.source_ids)
             except ValidationError as exc:
                 first = exc.errors()[0]
                 raise InvalidInputError(f"{conv.path or conv.source_id}: session {p.session.session_key}: memory "
@@ -222,7 +222,7 @@ def _write_session(graph: MemoryGraph, conv: Conversation, p: _Planned) -> int |
             start = min((a for a, _ in spans), default=p.clip.start_s)
             end = max((b for _, b in spans), default=p.clip.end_s)
             text = turn_line(m.turn, f" <speaker_{ids[m.turn.speaker]}>") if m.turn else tag_speakers(m.text, ids)
-            memories.append(MemoryIn(kind=m.kind, text=text, embedding=vec,  # type: ignore[arg-type]
+            memories.append(MemoryIn(kind=m.kind, text=text, embedding=vec,
                                      start_s=start, end_s=end, source_ids=m.source_ids))
         return memories
 

@@ -39,7 +39,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -50,6 +50,7 @@ from m3graph.settings import LLMEndpoint
 
 if TYPE_CHECKING:
     from llama_cpp import Llama, LlamaGrammar
+    from llama_cpp.llama_types import ChatCompletionRequestMessage
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +154,7 @@ def _install_fast_grammar(shared: SharedLlama) -> None:
             return _GreedyGrammarSampler(shared, grammar, buffers)
         return stock(**kw)
 
-    llama._init_sampler = init_sampler  # type: ignore[method-assign]
+    llama._init_sampler = init_sampler  # type: ignore[method-assign,assignment]
 
 
 def _no_extra_buffers(module: Any) -> Any | None:
@@ -318,11 +319,15 @@ class LlamaChatModel:
         start = time.monotonic()
         with shared.lock:
             try:
-                resp = shared.llama.create_chat_completion(messages=wire, **kwargs)
+                # The wire messages are built as plain dicts in the OpenAI shape those TypedDicts describe.
+                resp = shared.llama.create_chat_completion(
+                    messages=cast("list[ChatCompletionRequestMessage]", wire), **kwargs)
             except ValueError as exc:  # prompt longer than the context window, mostly
                 raise LLMError(f"{self.name}: {exc} (n_ctx {ep.n_ctx}); shorten the prompt or raise n_ctx") \
                     from exc
         latency = time.monotonic() - start
+        if not isinstance(resp, dict):  # only a stream=True call answers with an iterator; none is made here
+            raise LLMError(f"{self.name}: expected one completion, got a stream")
         choice = resp["choices"][0]
         usage = resp.get("usage") or {}
         return ChatResult(

@@ -182,7 +182,8 @@ def parse_tool_calls(raw: Any) -> tuple[ToolCall, ...]:
     for i, entry in enumerate(raw):
         if not isinstance(entry, Mapping):
             continue
-        fn = entry.get("function") if isinstance(entry.get("function"), Mapping) else {}
+        fn_raw = entry.get("function")
+        fn: Mapping[str, Any] = fn_raw if isinstance(fn_raw, Mapping) else {}
         name = str(fn.get("name") or "")
         raw_args = fn.get("arguments")
         if isinstance(raw_args, Mapping):  # a few servers send an object instead of a JSON string
@@ -463,7 +464,8 @@ class OpenAIChatModel:
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
             raise LLMError(f"{self.url} returned no choices: {json.dumps(data)[:300]}")
         choice = choices[0]
-        message = choice.get("message") if isinstance(choice.get("message"), Mapping) else {}
+        message_raw = choice.get("message")
+        message: Mapping[str, Any] = message_raw if isinstance(message_raw, Mapping) else {}
         content = message.get("content")
         if isinstance(content, list):  # a few servers answer with content parts
             content = "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
@@ -472,7 +474,8 @@ class OpenAIChatModel:
         finish = str(choice.get("finish_reason") or "stop")
         if tool_calls and finish != "length":
             finish = "tool_calls"  # some servers report "stop" for a tool-call turn
-        usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else {}
+        usage_raw = data.get("usage")
+        usage: Mapping[str, Any] = usage_raw if isinstance(usage_raw, Mapping) else {}
         return ChatResult(
             text=text,
             usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),

@@ -1,0 +1,1 @@
+"""Pure tests: no Neo4j server, no models; seconds in all."""

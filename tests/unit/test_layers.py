@@ -1,0 +1,134 @@
+"""Dependencies run one way: perception never imports the store, and no two packages of m3graph import each other.
+
+The import graph is read from the source (every `import`, at module level or inside a function, except imports
+under `if TYPE_CHECKING:`), so a lazy import inside a function cannot hide a cycle. A package is the first name
+under `m3graph` (`m3graph.graphdb.store` -> `graphdb`; a top-level module such as `m3graph.settings` is its own).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parents[2] / "m3graph"
+
+# Layers that must never import another (importer, imported): perception's output types live in
+# m3graph.observations, so a perception worker needs no database driver.
+FORBIDDEN = {("perception", "graphdb"), ("perception", "schema"), ("observations", "graphdb"),
+             ("errors", "graphdb"), ("settings", "graphdb")}
+# Package cycles still allowed (none: the last ones, ingest<->tasks, ingest<->reasoning and embedding<->graphdb,
+# were removed). The test fails when a listed one disappears too, so this list only ever shrinks.
+KNOWN_CYCLES: set[frozenset[str]] = set()
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _imports(tree: ast.AST) -> list[str]:
+    """Absolute module names imported anywhere in `tree`, outside `if TYPE_CHECKING:` blocks."""
+    out: list[str] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            out.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append(node.module)
+            out.extend(f"{node.module}.{alias.name}" for alias in node.names)  # `from m3graph import graphdb`
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return out
+
+
+def _package(module: str, root: Path) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "m3graph" or len(parts) < 2:
+        return None
+    name = parts[1]
+    return name if (root / name).is_dir() or (root / f"{name}.py").is_file() else None
+
+
+def package_graph(root: Path = PKG) -> dict[str, dict[str, set[str]]]:
+    """package -> imported package -> the files that import it."""
+    graph: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        src = rel.parts[0].removesuffix(".py")
+        for module in _imports(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            dst = _package(module, root)
+            if dst is not None and dst != src:
+                graph[src][dst].add(str(rel))
+    return graph
+
+
+def cycles(graph: dict[str, dict[str, set[str]]]) -> list[frozenset[str]]:
+    """Strongly connected components with more than one package (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, {}):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(frozenset(comp))
+
+    for v in list(graph):
+        if v not in index:
+            strong(v)
+    return found
+
+
+def test_forbidden_layer_imports() -> None:
+    graph = package_graph()
+    bad = {f"{a} -> {b}": sorted(graph[a][b]) for a, b in FORBIDDEN if graph.get(a, {}).get(b)}
+    assert not bad, f"imports against the layering: {bad}"
+
+
+def test_no_package_cycles() -> None:
+    graph = package_graph()
+    found = set(cycles(graph))
+    new = found - KNOWN_CYCLES
+    detail = {", ".join(sorted(c)): {f"{a} -> {b}": sorted(graph[a][b]) for a in c for b in c if b in graph[a]}
+              for c in new}
+    assert not new, f"package import cycles: {detail}"
+    gone = KNOWN_CYCLES - found
+    assert not gone, f"cycles {[sorted(c) for c in gone]} are gone: remove them from KNOWN_CYCLES"
+
+
+def test_the_checker_sees_cycles_and_lazy_imports(tmp_path: Path) -> None:
+    """The checker itself: a function-level import closes a cycle; a TYPE_CHECKING import does not."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import m3graph.a\n")
+    (tmp_path / "a" / "x.py").write_text("from m3graph.b.y import f\n")
+    (tmp_path / "b" / "y.py").write_text("def f():\n    from m3graph import a\n")
+    graph = package_graph(tmp_path)
+    assert cycles(graph) == [frozenset({"a", "b"})]
+    assert "c" not in graph
