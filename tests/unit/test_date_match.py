@@ -83,7 +83,7 @@ def test_same_date(predicted: str | None, gold: str, ref: date | None, right: bo
 
 
 def _conversations() -> Path | None:
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     for base in (root.parent, root.parent.parent):
         path = base / "shared" / "data" / "conversations"
         if any(path.glob("locomo-*.json")):
