@@ -57,20 +57,20 @@ class GuardLimits:
         object.__setattr__(self, "max_bytes", check_max_bytes(self.max_bytes))
 
 
-def click_timeout(_ctx: object, param: object, value: float) -> float:
+def click_timeout(_ctx: object, _param: object, value: float) -> float:
     """Click callback: the timeout checked when the command line is parsed (exit 2, one line)."""
     import click
 
     try:
-        return check_timeout(value, "/".join(getattr(param, "opts", ["timeout"])))
+        return check_timeout(value, "the value")
     except InvalidInputError as exc:
         raise click.BadParameter(str(exc)) from None
 
 
-def click_max_rows(_ctx: object, param: object, value: int) -> int:
+def click_max_rows(_ctx: object, _param: object, value: int) -> int:
     import click
 
     try:
-        return check_max_rows(value, "/".join(getattr(param, "opts", ["max_rows"])))
+        return check_max_rows(value, "the value")
     except InvalidInputError as exc:
         raise click.BadParameter(str(exc)) from None

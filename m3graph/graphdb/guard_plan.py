@@ -169,6 +169,10 @@ def check_plan(plan: Any, policy: VectorPolicy) -> None:
                 raise PlanRefusal("vector", f"{word!r} names a vector property; vectors never leave read_cypher")
 
 
+def calls_procedures(plan: Any) -> bool:
+    return any(operator_name(n) == "ProcedureCall" for n in operators(plan))
+
+
 def dbms_listing(plan: Any) -> bool:
     """True for a plan whose only procedure is `dbms.components`: the server types it `s` (a DBMS-mode procedure),
     which the query-type check alone would refuse although it only lists versions."""

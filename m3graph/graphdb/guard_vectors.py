@@ -65,8 +65,9 @@ class VectorPolicy:
 
 
 def load_policy(tx: neo4j.ManagedTransaction | neo4j.Transaction) -> VectorPolicy:
-    """The fixed policy widened by every vector index the server reports (its labels and property keys)."""
+    """The fixed policy widened by every vector index the server reports (its labels and its vector key: the first
+    property; the others of a 2026 index are its filter properties, such as `video_id`)."""
     rows = tx.run(query("guard/vector_indexes").text).data()
-    return VectorPolicy(keys=[p for r in rows for p in r["properties"] or []],
+    return VectorPolicy(keys=[r["properties"][0] for r in rows if r["properties"]],
                         labels=[label for r in rows for label in r["labels"] or []],
                         index_names=[r["name"] for r in rows])

@@ -25,11 +25,13 @@ from neo4j.exceptions import CypherSyntaxError, DriverError, Neo4jError
 
 from m3graph.errors import M3GraphError
 from m3graph.graphdb.guard_limits import GuardLimits
-from m3graph.graphdb.guard_plan import PlanRefusal, check_plan, dbms_listing
+from m3graph.graphdb.guard_plan import PlanRefusal, calls_procedures, check_plan, dbms_listing
 from m3graph.graphdb.guard_vectors import FLOAT_LIST_MAX, VectorPolicy, load_policy
 
 __all__ = ["FLOAT_LIST_MAX", "GuardLimits", "GuardedCypherError", "GuardedResult", "VectorPolicy", "run_guarded"]
 
+# GQL statuses of "no such function" / "no such procedure": an APOC name on a server without APOC.
+NOT_FOUND_STATUSES = frozenset({"42N48", "42N08"})
 FETCH_MAX = 500  # records per PULL: the server produces rows only as fast as the caps let them be consumed
 
 
@@ -54,6 +56,17 @@ def _first_line(text: str | None, limit: int = 300) -> str:
     return first[:limit]
 
 
+def _gql_statuses(exc: BaseException) -> set[str]:
+    found: set[str] = set()
+    cause: BaseException | None = exc
+    while cause is not None:
+        status = getattr(cause, "gql_status", None)
+        if status:
+            found.add(str(status))
+        cause = cause.__cause__
+    return found
+
+
 def _server_error(exc: Neo4jError, limits: GuardLimits, running: bool) -> GuardedCypherError:
     """One line for a server error. While the query runs, only the code: messages can quote stored values."""
     code = exc.code or ""
@@ -64,6 +77,8 @@ def _server_error(exc: Neo4jError, limits: GuardLimits, running: bool) -> Guarde
     if "AccessMode" in code or "Forbidden" in code:
         return GuardedCypherError("write", "the server refused it in a read transaction (a write or an "
                                            "administration command)")
+    if code.endswith("ProcedureNotFound") or _gql_statuses(exc) & NOT_FOUND_STATUSES:
+        return GuardedCypherError("procedure", f"{_first_line(exc.message)}")
     if isinstance(exc, CypherSyntaxError) and not running:
         return GuardedCypherError("syntax", _first_line(exc.message))
     if running:
@@ -113,12 +128,15 @@ def run_guarded(driver: neo4j.Driver, database: str, query: str, params: dict[st
               session.begin_transaction(timeout=limits.timeout_s) as tx):
             policy = load_policy(tx)
             summary = tx.run("EXPLAIN " + query, params).consume()
-            if summary.query_type != "r" and not dbms_listing(summary.plan):
-                raise GuardedCypherError("write", f"query type {summary.query_type!r}: only read queries run here")
+            kind = summary.query_type
+            if kind in ("w", "rw") or (kind == "s" and not calls_procedures(summary.plan)):
+                raise GuardedCypherError("write", f"query type {kind!r}: only read queries run here")
             try:
                 check_plan(summary.plan, policy)
             except PlanRefusal as refusal:
                 raise GuardedCypherError(refusal.reason, refusal.detail) from None
+            if kind != "r" and not dbms_listing(summary.plan):
+                raise GuardedCypherError("write", f"query type {kind!r}: only read queries run here")
             running = True
             out = _stream(tx.run(query, params), policy, limits)
             tx.rollback()  # discards what was not consumed; a read has nothing to commit
