@@ -60,7 +60,7 @@ HOSTILE: list[tuple[str, str, str]] = [
     ("db.stats.stop", "CALL db.stats.stop('QUERIES')", "procedure"),
     ("db.stats.clear", "CALL db.stats.clear('QUERIES')", "procedure"),
     ("db.stats.collect", "CALL db.stats.collect('QUERIES')", "procedure"),
-    ("db.create", "CALL db.createLabel('Pwned')", "write"),
+    ("db.create", "CALL db.createLabel('Pwned')", "procedure"),
     ("db.awaitIndexes", "CALL db.awaitIndexes(300)", "procedure"),
     ("db.ping", "CALL db.ping()", "procedure"),
     ("db.info", "CALL db.info()", "procedure"),

@@ -94,6 +94,13 @@ def _check_params(params: dict[str, Any]) -> None:
             raise GuardedCypherError("param", f"parameter name {key!r}: names starting with 'auto' are reserved")
 
 
+def _check(plan: Any, policy: VectorPolicy) -> None:
+    try:
+        check_plan(plan, policy)
+    except PlanRefusal as refusal:
+        raise GuardedCypherError(refusal.reason, refusal.detail) from None
+
+
 def _stream(result: neo4j.Result, policy: VectorPolicy, limits: GuardLimits) -> GuardedResult:
     out = GuardedResult(list(result.keys()), [])
     size = 2
@@ -128,13 +135,12 @@ def run_guarded(driver: neo4j.Driver, database: str, query: str, params: dict[st
               session.begin_transaction(timeout=limits.timeout_s) as tx):
             policy = load_policy(tx)
             summary = tx.run("EXPLAIN " + query, params).consume()
-            kind = summary.query_type
-            if kind in ("w", "rw") or (kind == "s" and not calls_procedures(summary.plan)):
+            kind, procedures = summary.query_type, calls_procedures(summary.plan)
+            if procedures:  # a procedure's own name is the clearer refusal (its query type follows from it)
+                _check(summary.plan, policy)
+            if kind in ("w", "rw") or (kind == "s" and not procedures):
                 raise GuardedCypherError("write", f"query type {kind!r}: only read queries run here")
-            try:
-                check_plan(summary.plan, policy)
-            except PlanRefusal as refusal:
-                raise GuardedCypherError(refusal.reason, refusal.detail) from None
+            _check(summary.plan, policy)
             if kind != "r" and not dbms_listing(summary.plan):
                 raise GuardedCypherError("write", f"query type {kind!r}: only read queries run here")
             running = True
