@@ -6,6 +6,7 @@ import json
 
 import click
 
+from m3graph.graphdb.guard_limits import GuardLimits, click_max_rows, click_timeout
 from m3graph.settings import Settings
 
 
@@ -24,8 +25,10 @@ def _param(raw: str) -> tuple[str, object]:
 @click.command("cypher")
 @click.argument("query")
 @click.option("--param", "params", multiple=True, help="NAME=VALUE (JSON or a plain string); repeatable.")
-@click.option("--timeout", "timeout_s", type=float, default=10.0, show_default=True, help="Server-side limit, s.")
-@click.option("--max-rows", type=int, default=1000, show_default=True)
+@click.option("--timeout", "timeout_s", type=float, default=GuardLimits.timeout_s, show_default=True,
+              callback=click_timeout, help="Server-side limit, s, in (0, 300].")
+@click.option("--max-rows", type=int, default=GuardLimits.max_rows, show_default=True, callback=click_max_rows,
+              help="Row cap, 1..100000.")
 @click.pass_obj
 def cypher(settings: Settings, query: str, params: tuple[str, ...], timeout_s: float, max_rows: int) -> None:
     """Run a READ-ONLY Cypher query through the guard; prints one JSON object per row (embeddings hidden)."""
@@ -34,7 +37,8 @@ def cypher(settings: Settings, query: str, params: tuple[str, ...], timeout_s: f
 
     values = dict(_param(p) for p in params)
     with _graph(settings) as graph:
-        out = run_guarded(graph.ex.driver, graph.ex.database, query, values, timeout_s=timeout_s, max_rows=max_rows)
+        out = run_guarded(graph.ex.driver, graph.ex.database, query, values,
+                          limits=GuardLimits(timeout_s=timeout_s, max_rows=max_rows))
     for row in out.rows:
         click.echo(json.dumps(row, default=str))
     for note in out.notes:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from m3graph.graphdb.guard_limits import click_max_rows, click_timeout
 from m3graph.settings import Settings
 
 TOKEN_ENV = "M3GRAPH_MCP_TOKEN"
@@ -32,8 +33,10 @@ TOKEN_ENV = "M3GRAPH_MCP_TOKEN"
 @click.option("--allow-host", "hosts", multiple=True, metavar="HOST:PORT",
               help="Another Host header value the HTTP server answers to (repeatable; e.g. behind a proxy).")
 @click.option("--allow-remote", is_flag=True, help="Allow --http on a non-loopback interface.")
-@click.option("--cypher-timeout", type=float, default=10.0, show_default=True, help="read_cypher time limit, s.")
-@click.option("--cypher-max-rows", type=int, default=1000, show_default=True, help="read_cypher row cap.")
+@click.option("--cypher-timeout", type=float, default=10.0, show_default=True, callback=click_timeout,
+              help="read_cypher time limit, s, in (0, 300].")
+@click.option("--cypher-max-rows", type=int, default=1000, show_default=True, callback=click_max_rows,
+              help="read_cypher row cap, 1..100000.")
 @click.pass_context
 def mcp(ctx: click.Context, http_spec: str | None, read_only: bool, files_roots: tuple[Path, ...],
         use_celery: bool, origins: tuple[str, ...], hosts: tuple[str, ...], allow_remote: bool,

@@ -1,33 +1,38 @@
-"""Guarded read-only Cypher for agents: arbitrary query text, defence in depth, the graph never changes.
+"""Guarded read-only Cypher for agents: arbitrary query text, closed by default, the graph never changes.
 
 Layers, each enough on its own for some attacks and each tested on its own:
-1. ``EXPLAIN`` first: the server's query type must be ``r`` (read only); every procedure and function the plan
-   or the text names must be allowed (file/network/eval/trigger/admin procedures are denied; LOAD CSV too).
-2. The query runs in a READ transaction (``execute_read``), so the server itself refuses a write that slipped
-   through the first layer.
-3. A server-side transaction timeout, a row cap and an output size cap; lists of more than 32 floats
-   (embeddings) are replaced by a placeholder. Values come only through parameters.
+1. ``EXPLAIN`` first, and the SERVER's answer decides: the query type must be ``r`` and every operator,
+   procedure, function, subscript and property key in the plan must be on the allow-list of `guard_plan`
+   (admin and transaction commands, writes, LOAD CSV, unknown operators, dynamic property reads and vector keys
+   are refused).
+2. The query runs in an explicit READ transaction, so the server itself refuses a write that slipped through the
+   first layer. It is an explicit transaction, not the driver's managed one, so a failure is never retried: a
+   query that exhausted server memory used to be replayed five times while every other transaction failed.
+3. A server-side transaction timeout, and rows consumed one by one with the row cap and the output byte cap
+   enforced as they arrive (the rest is discarded and the transaction rolled back). Every node, relationship and
+   map loses its vector keys and long float lists become a placeholder (`guard_vectors`). Errors raised while the
+   query runs are reported by status code only: a server message can quote the data it failed on.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import neo4j
-from neo4j.exceptions import ClientError, CypherSyntaxError, Neo4jError
+from neo4j.exceptions import CypherSyntaxError, DriverError, Neo4jError
 
 from m3graph.errors import M3GraphError
+from m3graph.graphdb.guard_limits import GuardLimits
+from m3graph.graphdb.guard_plan import PlanRefusal, calls_procedures, check_plan, dbms_listing
+from m3graph.graphdb.guard_vectors import FLOAT_LIST_MAX, VectorPolicy, load_policy
 
-FLOAT_LIST_MAX = 32
-DENIED_PREFIXES = ("apoc.load.", "apoc.import.", "apoc.export.", "apoc.cypher.", "apoc.periodic.", "apoc.trigger.",
-                   "apoc.systemdb.", "apoc.do.", "apoc.create.", "apoc.merge.", "apoc.refactor.", "apoc.atomic.",
-                   "apoc.lock.", "apoc.log.", "apoc.util.sleep", "apoc.schema.assert", "db.create", "dbms.")
-ALLOWED_DENIED = ("dbms.components", "dbms.procedures", "dbms.functions")  # read-only listings
-CALLED = re.compile(r"(`?[A-Za-z_]\w*`?(?:\s*\.\s*`?[A-Za-z_]\w*`?)+)\s*\(")
-LOAD_CSV = re.compile(r"\bLOAD\s+CSV\b", re.I)
+__all__ = ["FLOAT_LIST_MAX", "GuardLimits", "GuardedCypherError", "GuardedResult", "VectorPolicy", "run_guarded"]
+
+# GQL statuses of "no such function" / "no such procedure": an APOC name on a server without APOC.
+NOT_FOUND_STATUSES = frozenset({"42N48", "42N08"})
+FETCH_MAX = 500  # records per PULL: the server produces rows only as fast as the caps let them be consumed
 
 
 class GuardedCypherError(M3GraphError, ValueError):
@@ -46,104 +51,105 @@ class GuardedResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _scrub(value: Any) -> Any:
-    """Plain JSON values only; a long float list (an embedding) becomes a placeholder."""
-    if isinstance(value, neo4j.graph.Node):
-        return {"labels": sorted(value.labels), **{k: _scrub(v) for k, v in value.items()}}
-    if isinstance(value, neo4j.graph.Relationship):
-        return {"type": value.type, **{k: _scrub(v) for k, v in value.items()}}
-    if isinstance(value, neo4j.graph.Path):
-        return {"nodes": [_scrub(n) for n in value.nodes], "relationships": [_scrub(r) for r in value.relationships]}
-    if isinstance(value, list | tuple):
-        if len(value) > FLOAT_LIST_MAX and all(isinstance(x, float) for x in value):
-            return f"<{len(value)} floats omitted>"
-        return [_scrub(x) for x in value]
-    if isinstance(value, dict):
-        return {k: _scrub(v) for k, v in value.items()}
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    return str(value)
+def _first_line(text: str | None, limit: int = 300) -> str:
+    first = next((line.strip() for line in (text or "").splitlines() if line.strip()), "")
+    return first[:limit]
 
 
-def _names_in(plan: Any) -> set[str]:
-    out: set[str] = set()
-    stack = [plan]
-    while stack:
-        p = stack.pop()
-        if not p:
-            continue
-        args = p.get("args", {}) if isinstance(p, dict) else {}
-        if isinstance(p, dict) and p.get("operatorType", "").split("@")[0] == "LoadCSV":
-            out.add("LOAD CSV")
-        for v in args.values():
-            out.update(re.sub(r"\s+", "", m) for m in CALLED.findall(str(v)))
-        stack.extend(p.get("children", []) if isinstance(p, dict) else [])
+def _gql_statuses(exc: BaseException) -> set[str]:
+    found: set[str] = set()
+    cause: BaseException | None = exc
+    while cause is not None:
+        status = getattr(cause, "gql_status", None)
+        if status:
+            found.add(str(status))
+        cause = cause.__cause__
+    return found
+
+
+def _server_error(exc: Neo4jError, limits: GuardLimits, running: bool) -> GuardedCypherError:
+    """One line for a server error. While the query runs, only the code: messages can quote stored values."""
+    code = exc.code or ""
+    if "TimedOut" in code or code.endswith(".Terminated"):
+        return GuardedCypherError("timeout", f"stopped after {limits.timeout_s:g} s")
+    if "MemoryLimit" in code or "OutOfMemory" in code or "MemoryPool" in code:
+        return GuardedCypherError("memory", f"the query needed more memory than the server allows ({code})")
+    if "AccessMode" in code or "Forbidden" in code:
+        return GuardedCypherError("write", "the server refused it in a read transaction (a write or an "
+                                           "administration command)")
+    if code.endswith("ProcedureNotFound") or _gql_statuses(exc) & NOT_FOUND_STATUSES:
+        return GuardedCypherError("procedure", f"{_first_line(exc.message)}")
+    if isinstance(exc, CypherSyntaxError) and not running:
+        return GuardedCypherError("syntax", _first_line(exc.message))
+    if running:
+        return GuardedCypherError("failed", f"{code} (the server's message is withheld: it may quote data)")
+    return GuardedCypherError("refused", f"{code}: {_first_line(exc.message)}")
+
+
+def _check_params(params: dict[str, Any]) -> None:
+    for key in params:
+        if not isinstance(key, str) or not key.isidentifier():
+            raise GuardedCypherError("param", f"parameter name {key!r} is not an identifier")
+        if key.lower().startswith("auto"):  # the server's own literal parameters are `$autoint_0`, `$autostring_0`
+            raise GuardedCypherError("param", f"parameter name {key!r}: names starting with 'auto' are reserved")
+
+
+def _check(plan: Any, policy: VectorPolicy) -> None:
+    try:
+        check_plan(plan, policy)
+    except PlanRefusal as refusal:
+        raise GuardedCypherError(refusal.reason, refusal.detail) from None
+
+
+def _stream(result: neo4j.Result, policy: VectorPolicy, limits: GuardLimits) -> GuardedResult:
+    out = GuardedResult(list(result.keys()), [])
+    size = 2
+    for record in result:
+        if len(out.rows) >= limits.max_rows:
+            out.truncated = True
+            out.notes.append(f"truncated at {limits.max_rows} rows")
+            break
+        row = {k: policy.scrub(v) for k, v in record.items()}
+        size += len(json.dumps(row, default=str)) + 2
+        if size > limits.max_bytes:
+            out.truncated = True
+            out.notes.append(f"output cut at {limits.max_bytes} bytes after {len(out.rows)} rows")
+            break
+        out.rows.append(row)
     return out
 
 
-def _denied(name: str) -> bool:
-    low = name.lower().replace("`", "")
-    if low == "load csv":
-        return True
-    if any(low.startswith(a) for a in ALLOWED_DENIED):
-        return False
-    return any(low.startswith(d) for d in DENIED_PREFIXES)
-
-
-def check_names(query: str, plan: Any) -> None:
-    text = re.sub(r"//[^\n]*|/\*.*?\*/", " ", query, flags=re.S)
-    names = _names_in(plan) | {re.sub(r"\s+", "", m) for m in CALLED.findall(text)}
-    if LOAD_CSV.search(text):
-        names.add("LOAD CSV")
-    bad = sorted(n for n in names if _denied(n))
-    if bad:
-        raise GuardedCypherError("procedure", f"{', '.join(bad)} is not allowed in read_cypher")
-
-
 def run_guarded(driver: neo4j.Driver, database: str, query: str, params: dict[str, Any] | None = None, *,
-                timeout_s: float = 10.0, max_rows: int = 1000, max_bytes: int = 1_000_000) -> GuardedResult:
+                timeout_s: float = 10.0, max_rows: int = 1000, max_bytes: int = 1_000_000,
+                limits: GuardLimits | None = None) -> GuardedResult:
+    """Runs `query` read-only under `limits` (or the three keyword bounds, validated the same way)."""
+    limits = limits or GuardLimits(timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
     params = dict(params or {})
-    if not query.strip():
+    if not isinstance(query, str) or not query.strip():
         raise GuardedCypherError("empty", "no query given")
-    check_names(query, None)  # before EXPLAIN too: a denied name is refused even where it does not exist
+    _check_params(params)
+    running = False
     try:
-        with driver.session(database=database, default_access_mode=neo4j.READ_ACCESS) as session:
-            summary = session.execute_read(lambda tx: tx.run("EXPLAIN " + query, params).consume())
-            if summary.query_type != "r":
-                raise GuardedCypherError("write", f"query type {summary.query_type!r}: only read queries run here")
-            check_names(query, summary.plan)
-
-            @neo4j.unit_of_work(timeout=timeout_s)
-            def work(tx: neo4j.ManagedTransaction) -> GuardedResult:
-                result = tx.run(query, params)
-                rows: list[dict[str, Any]] = []
-                truncated = False
-                for record in result:
-                    if len(rows) >= max_rows:
-                        truncated = True
-                        break
-                    rows.append({k: _scrub(v) for k, v in record.items()})
-                return GuardedResult(list(result.keys()), rows, truncated)
-
-            out = session.execute_read(work)
+        with (driver.session(database=database, default_access_mode=neo4j.READ_ACCESS,
+                             fetch_size=min(limits.max_rows + 1, FETCH_MAX)) as session,
+              session.begin_transaction(timeout=limits.timeout_s) as tx):
+            policy = load_policy(tx)
+            summary = tx.run("EXPLAIN " + query, params).consume()
+            kind, procedures = summary.query_type, calls_procedures(summary.plan)
+            if procedures:  # a procedure's own name is the clearer refusal (its query type follows from it)
+                _check(summary.plan, policy)
+            if kind in ("w", "rw") or (kind == "s" and not procedures):
+                raise GuardedCypherError("write", f"query type {kind!r}: only read queries run here")
+            _check(summary.plan, policy)
+            if kind != "r" and not dbms_listing(summary.plan):
+                raise GuardedCypherError("write", f"query type {kind!r}: only read queries run here")
+            running = True
+            out = _stream(tx.run(query, params), policy, limits)
+            tx.rollback()  # discards what was not consumed; a read has nothing to commit
     except GuardedCypherError:
         raise
-    except CypherSyntaxError as exc:
-        raise GuardedCypherError("syntax", (exc.message or str(exc)).splitlines()[0]) from None
-    except ClientError as exc:
-        code = exc.code or ""
-        if "TimedOut" in code or "Terminated" in code:
-            raise GuardedCypherError("timeout", f"stopped after {timeout_s:g} s") from None
-        if "AccessMode" in code or "Forbidden" in code:
-            raise GuardedCypherError("write", "the server refused a write in a read transaction") from None
-        first = (exc.message or "").splitlines()[0] if exc.message else ""
-        raise GuardedCypherError("refused", f"{code}: {first}") from None
     except Neo4jError as exc:
-        raise GuardedCypherError("refused", f"{exc.code}") from None
-    if out.truncated:
-        out.notes.append(f"truncated at {max_rows} rows")
-    while out.rows and len(json.dumps(out.rows, default=str)) > max_bytes:
-        out.rows = out.rows[: len(out.rows) // 2]
-        out.truncated = True
-        out.notes.append(f"output above {max_bytes} bytes: rows halved")
+        raise _server_error(exc, limits, running) from None
+    except DriverError as exc:
+        raise GuardedCypherError("failed", f"{type(exc).__name__}: {_first_line(str(exc))}") from None
     return out
