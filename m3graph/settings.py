@@ -10,13 +10,23 @@ Precedence: keyword arguments > environment (``M3GRAPH_*``, nested with ``__``) 
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import tomllib
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -44,6 +54,17 @@ class CharacterMode(StrEnum):
     COMPONENTS = "components"  # the research code's behaviour: connected components over all equivalences
 
 
+def is_loopback_host(host: str) -> bool:
+    """Whether binding to `host` serves only this machine: ``localhost`` or a loopback address (127.0.0.0/8,
+    ::1). A wildcard (0.0.0.0, ::) or any other name or address reaches other machines."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 class LocalServer(BaseModel):
     """The embedded Neo4j started by `m3graph db start` when no `NEO4J_URI` is given."""
 
@@ -67,6 +88,16 @@ class LocalServer(BaseModel):
     import_dir: Path | None = None  # the only directory LOAD CSV may read; default: <home>/import
     neo4j_settings: dict[str, str] = {}  # extra typed Neo4j settings (name -> value), over the launcher's defaults
     stop_stall_s: float = Field(120.0, gt=0)  # `db stop` SIGKILLs only after this long without shutdown progress
+    # Bolt on a non-loopback `host` lets other machines reach the whole graph (the password is then all that
+    # guards it): refused unless this is set too.
+    allow_remote: bool = False
+
+    @model_validator(mode="after")
+    def _loopback_unless_allowed(self) -> LocalServer:
+        if not self.allow_remote and not is_loopback_host(self.host):
+            raise ValueError(f"local.host {self.host!r} is not a loopback address; set local.allow_remote = true "
+                             "to serve Bolt to other machines")
+        return self
 
 
 class IdentityConfig(BaseModel):
@@ -280,6 +311,9 @@ class ChatConfig(BaseModel):
     # "other-source|name" makes the first the SAME speaker entity (and character) as the second.
     same_speakers: dict[str, str] = {}
     turn_seconds: float = Field(10.0, gt=0)  # timeline length of a turn without cue times
+    # Bounds on one chat/transcript file, checked while it is read (ingest/chat/parsing.py `ReadLimits`).
+    max_file_mb: int = Field(64, ge=1)
+    max_turns: int = Field(200_000, ge=1)
 
 
 class Settings(BaseSettings):

@@ -40,12 +40,13 @@ def ingest_chat(settings: Settings, files: tuple[Path, ...], source_id: str | No
     from m3graph.ingest.chat.formats import load_conversation
     from m3graph.ingest.chat.ingest import ingest_conversation
     from m3graph.ingest.chat.memorize_session import make_session_memorizer
+    from m3graph.ingest.chat.parsing import ReadLimits
 
     if source_id is not None:
         check_video_id(source_id)
     convs = []
     for path in files:
-        conv, _ = load_conversation(path, fmt, source_id)
+        conv, _ = load_conversation(path, fmt, source_id, ReadLimits.of(settings.chat))
         check_video_id(conv.source_id)
         if started_at is not None:
             when = started_at.replace(tzinfo=UTC)

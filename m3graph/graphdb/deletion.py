@@ -2,8 +2,10 @@
 
 Nothing is left orphaned: evidence nodes (and the embeddings on them) go, memories lose the clip's support
 (and disappear when no support is left), votes from the clip are withdrawn, exemplar sets and centroids are
-recomputed from the evidence that remains, entities with no evidence left are deleted, and characters are
-recomputed around everything that changed.
+recomputed from the evidence that remains, entities with no evidence left are deleted (with the identity votes
+about them), and characters are recomputed around everything that changed. A deleted video's lock nodes go with
+it, and the deletion that leaves the graph without any data also removes the global locks and id counters
+(`delete/unused_bookkeeping`): while data remains they stay, since a counter keeps its ids from being reused.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ def delete_clip_tx(tx: Tx, settings: Settings, video_id: str, clip_index: int) -
     if survivors:
         refresh_characters(tx, settings, survivors)
     tx.run("delete/orphan_characters")
+    tx.run("delete/unused_bookkeeping")
 
 
 def delete_clip(ex: Executor, settings: Settings, video_id: str, clip_index: int) -> None:
@@ -71,7 +74,12 @@ def delete_video(ex: Executor, settings: Settings, video_id: str) -> int:
         raise NotFoundError(f"video {video_id} does not exist")
     for index in clips:
         delete_clip(ex, settings, video_id, index)
-    ex.write("delete/video", video_id=video_id)
+
+    def finish(tx: Tx) -> None:
+        tx.run("delete/video", video_id=video_id)
+        tx.run("delete/unused_bookkeeping")
+
+    ex.write_tx(finish, label="delete_video")
     return len(clips)
 
 
@@ -89,6 +97,7 @@ def delete_character(ex: Executor, settings: Settings, char_id: int) -> dict[str
         if neighbours:
             refresh_characters(tx, settings, neighbours)
         tx.run("delete/orphan_characters")
+        tx.run("delete/unused_bookkeeping")
         return {"entities": len(scope["entity_ids"]), "memories": len(scope["memory_ids"])}
 
     return ex.write_tx(work, label="delete_character")

@@ -3,12 +3,20 @@
 The research code rewrote ``face_1`` by plain substring replacement, so ``<face_12>`` became
 ``<character_X2>`` depending on set order (reference §6.1, §10.2). Here a tag is only ever the whole token
 ``<kind_N>``; rendering goes through one regex substitution with a lookup, never through ``str.replace``.
+
+Tags are structure, never text: a tag in text that came from outside (a chat turn, a subtitle cue, a speaker's
+name, a model's output) would otherwise become a `MENTIONS` edge to whatever entity has that id, e.g. another
+video's ``<face_1>``. `safe_text` is the one gate such text passes before it is stored: every tag the step did
+not resolve itself is written with single guillemets, ``<face_1>`` -> ``‹face_1›`` (U+2039/U+203A). The text
+still reads the same, `TAG` can never match it (it needs ASCII ``<``/``>``), and nothing maps it back: search,
+rendering and embedding only ever rewrite `TAG` matches, and no code unescapes or NFKC-normalizes memory text
+(NFKC leaves U+2039/U+203A as they are).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 TAG = re.compile(r"<(face|voice|speaker|character)_(\d+)>", re.IGNORECASE)
 # A speaker (a named participant of a conversation/transcript) is written "Name <speaker_N>": the name stays in
@@ -28,6 +36,27 @@ def parse_tags(text: str, kinds: tuple[str, ...] = ENTITY_KINDS) -> list[EntityR
         if kind in kinds:
             seen.setdefault((kind, int(match.group(2))), None)
     return list(seen)
+
+
+ESCAPE_OPEN, ESCAPE_CLOSE = "\u2039", "\u203a"  # ‹ ›
+
+
+def safe_text(text: str, allowed: Collection[EntityRef] = ()) -> str:
+    """Text from outside -> text safe to store: every tag except those naming an entity in `allowed` is escaped.
+
+    `allowed` holds the (kind, id) pairs this ingestion step resolved itself (e.g. the speakers of the session
+    it writes); ``<character_K>`` is never allowed (characters are derived, a memory mentions entities). One
+    pass suffices: escaping replaces the brackets of a match by other characters, so it cannot form a new tag.
+    """
+    permitted = {(k.lower(), int(n)) for k, n in allowed}
+
+    def _one(match: re.Match[str]) -> str:
+        ref = (match.group(1).lower(), int(match.group(2)))
+        if ref[0] != "character" and ref in permitted:
+            return match.group(0)
+        return f"{ESCAPE_OPEN}{match.group(0)[1:-1]}{ESCAPE_CLOSE}"
+
+    return TAG.sub(_one, text)
 
 
 def is_equivalence(text: str) -> bool:

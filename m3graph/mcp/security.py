@@ -72,8 +72,9 @@ def _netloc(host: str, port: int) -> str:
 
 def http_security(host: str, port: int, extra_origins: Sequence[str] = (), extra_hosts: Sequence[str] = ()
                   ) -> TransportSecuritySettings:
-    """Host and Origin allow-lists: this server's own addresses (loopback names when bound to loopback)."""
-    names = list(LOOPBACK_NAMES) if is_loopback(host) else [host]
+    """Host and Origin allow-lists: this server's own address (the one it prints), plus the loopback names when
+    bound to loopback (127.0.0.2 is loopback too, but only its own address was missing from the list)."""
+    names = list(dict.fromkeys([host, *LOOPBACK_NAMES])) if is_loopback(host) else [host]
     hosts = [_netloc(n, port) for n in names] + list(extra_hosts)
     origins = [f"http://{_netloc(n, port)}" for n in names] + [o.rstrip("/") for o in extra_origins]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,

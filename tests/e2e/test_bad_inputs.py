@@ -444,3 +444,50 @@ def test_a_file_name_that_is_no_valid_id_still_gives_one() -> None:
     for name in ("café (1).mp4", "视频.mp4", "_x.mp4", "a" * 300 + ".mp4", "it's.mp4"):
         check_video_id(_video_id(Path(name)))
     assert _video_id(Path("café (1).mp4")) == "caf---1"
+
+
+# ---------------------------------------------------------------------------------------------- chat files
+
+
+def _chat_files(root: Path) -> dict[str, Path]:
+    """The chat inputs that are no conversation file at all (issue 21): each refused before one byte is parsed."""
+    os.mkfifo(root / "fifo.txt")
+    (root / "loop-a.txt").symlink_to(root / "loop-b.txt")
+    (root / "loop-b.txt").symlink_to(root / "loop-a.txt")
+    (root / "dir.txt").mkdir()
+    big = root / "big.txt"
+    with big.open("w") as f:
+        f.write("Ann: hello\n" * (2 * 2**20 // 11 + 1))  # 2 MiB, over the 1 MiB bound below
+    many = root / "many.txt"
+    many.write_text("Ann: hello\nBob: hi\n" * 60)  # 120 turns, over the 100-turn bound below
+    return {"dev-zero": Path("/dev/zero"), "fifo": root / "fifo.txt", "loop-link": root / "loop-a.txt",
+            "dir": root / "dir.txt", "missing": root / "nope.txt", "too-big": big, "too-many-turns": many}
+
+
+# case -> what the refusal says (besides naming the file)
+BAD_CHAT_FILES = {
+    "dev-zero": "is a character device, not a regular file",
+    "fifo": "is a named pipe (FIFO), not a regular file",
+    "loop-link": "Too many levels of symbolic links",
+    "dir": "is a directory, not a regular file",
+    "missing": "No such file or directory",
+    "too-big": "larger than 1 MiB (the chat.max_file_mb bound)",
+    "too-many-turns": "more than 100 turns (the chat.max_turns bound)",
+}
+
+
+# Non-files and the byte bound are refused before any format reads; the turn bound by the format (text here).
+CHAT_CASES = [(c, f) for c in sorted(BAD_CHAT_FILES) for f in ("auto", "text", "json", "srt")
+              if c != "too-many-turns" or f in ("auto", "text")]
+
+
+@pytest.mark.parametrize(("case", "fmt"), CHAT_CASES)
+def test_bad_chat_file_is_refused(case: str, fmt: str, baseline: tuple[MemoryGraph, list[str]],
+                                  tmp_path: Path) -> None:
+    from m3graph.ingest.chat.formats import load_conversation
+    from m3graph.ingest.chat.parsing import ReadLimits
+
+    path = _chat_files(tmp_path)[case]
+    limits = ReadLimits(max_bytes=2**20, max_turns=100)
+    _refused(lambda: load_conversation(path, fmt, limits=limits), InvalidInputError, str(path),
+             BAD_CHAT_FILES[case], "nothing was written")

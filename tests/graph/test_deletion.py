@@ -212,3 +212,48 @@ def test_deleting_every_clip_leaves_an_empty_graph(graph: MemoryGraph) -> None:
         assert_no_orphans(graph)
     counts = graph.counts()
     assert {k: n for k, n in counts.items() if n} == {}
+
+
+def _bookkeeping(mg: MemoryGraph) -> dict[str, list[str]]:
+    found = rows(mg, "MATCH (n) WHERE n:Lock OR n:Counter OR n:IdentityVote "
+                     "RETURN labels(n)[0] AS label, coalesce(n.name, toString(n.vote_id)) AS name")
+    out: dict[str, list[str]] = {}
+    for r in found:
+        out.setdefault(r["label"], []).append(r["name"])
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def _all_nodes(mg: MemoryGraph) -> int:
+    return rows(mg, "MATCH (n) WHERE NOT n:Migration AND NOT n:M3GraphTestSuite RETURN count(n) AS n")[0]["n"]
+
+
+def test_deletion_leaves_no_votes_locks_or_counters_behind(graph: MemoryGraph) -> None:
+    s = _story(graph)
+    kept = graph.vote_identity(s.a, s.v, "same", note="v1 only: the voice goes with v1")
+    undone = graph.vote_identity(s.b, s.c, "different", note="both faces only in v1")
+    assert graph.undo_vote(undone.vote_id)
+    before = _bookkeeping(graph)
+    assert len(before["IdentityVote"]) == 2 and "memory:v1" in before["Lock"] and "entity" in before["Counter"]
+
+    graph.delete_video("v1")
+    after = _bookkeeping(graph)
+    # Both votes name an entity that only v1 had (v, b, c): they go, the undone one too.
+    assert "IdentityVote" not in after, after
+    assert "memory:v1" not in after["Lock"] and "memory:v2" in after["Lock"]
+    # v2's face a remains, so every id counter stays: ids must not be reused while data remains.
+    assert after["Counter"] == before["Counter"]
+    assert kept.vote_id not in [int(x) for x in after.get("IdentityVote", [])]
+
+    graph.delete_video("v2")
+    assert _bookkeeping(graph) == {} and _all_nodes(graph) == 0
+
+
+def test_deleting_a_character_takes_the_votes_about_it(graph: MemoryGraph) -> None:
+    s = _story(graph)
+    graph.vote_identity(s.a, s.b, "different", note="a is not b")
+    other = graph.vote_identity(s.b, s.c, "different")
+    char = graph.characters_of([s.a])[s.a]
+    graph.delete_character(char)
+    votes = rows(graph, "MATCH (v:IdentityVote) RETURN v.vote_id AS id")
+    assert votes == [{"id": other.vote_id}]  # the vote about a went with a; b-c stays (both remain)
+    assert "Counter" in _bookkeeping(graph)

@@ -1,7 +1,8 @@
 // mode: write
 // params: entity_ids, memory_ids
-// A person removed on request: their evidence (with embeddings), the memories that mention them, their
-// entities and character. Nothing that describes them is left behind.
+// A person removed on request: their evidence (with embeddings), the memories that mention them, the identity
+// votes about their entities (undone ones too: a vote's note may describe them), their entities and character.
+// Nothing that describes them is left behind.
 CALL () {
   UNWIND $memory_ids AS id
   MATCH (m:Memory {memory_id: id})
@@ -15,6 +16,10 @@ CALL () {
     MATCH (e:Voice {entity_id: id}) RETURN e
     UNION
     MATCH (e:Speaker {entity_id: id}) RETURN e
+  }
+  CALL (e) {
+    MATCH (v:IdentityVote)-[:ABOUT]->(e)
+    DETACH DELETE v
   }
   OPTIONAL MATCH (o)-[:OF]->(e) WHERE o:FaceObs OR o:Utterance
   DETACH DELETE o

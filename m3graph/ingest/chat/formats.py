@@ -9,7 +9,7 @@ from typing import Literal
 from m3graph.ingest.chat.generic_json import load_generic_json
 from m3graph.ingest.chat.locomo import load_locomo, looks_like_locomo
 from m3graph.ingest.chat.model import ChatFormatError, Conversation, EvidenceQuestion
-from m3graph.ingest.chat.parsing import read_text
+from m3graph.ingest.chat.parsing import DEFAULT_LIMITS, ReadLimits, read_text
 from m3graph.ingest.chat.subtitles import load_subtitles
 from m3graph.ingest.chat.transcript import load_transcript
 
@@ -17,14 +17,14 @@ Format = Literal["auto", "locomo", "json", "srt", "vtt", "text"]
 FORMATS: tuple[str, ...] = ("auto", "locomo", "json", "srt", "vtt", "text")
 
 
-def detect_format(path: str | Path) -> str:
+def detect_format(path: str | Path, limits: ReadLimits = DEFAULT_LIMITS) -> str:
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix == ".srt":
         return "srt"
     if suffix == ".vtt":
         return "vtt"
-    head = read_text(p).lstrip()
+    head = read_text(p, limits).lstrip()
     if head.startswith("WEBVTT"):
         return "vtt"
     if suffix == ".json" or head.startswith("{"):
@@ -35,16 +35,19 @@ def detect_format(path: str | Path) -> str:
     return "text"
 
 
-def load_conversation(path: str | Path, fmt: str = "auto",
-                      source_id: str | None = None) -> tuple[Conversation, list[EvidenceQuestion]]:
-    """The whole file parsed and validated (nothing is written); questions only where the format has them."""
+def load_conversation(path: str | Path, fmt: str = "auto", source_id: str | None = None,
+                      limits: ReadLimits = DEFAULT_LIMITS) -> tuple[Conversation, list[EvidenceQuestion]]:
+    """The whole file parsed and validated (nothing is written); questions only where the format has them.
+
+    Only a regular file within `limits` is read (`ReadLimits.of(settings.chat)`; the default is the settings'
+    defaults, for callers without settings)."""
     if fmt not in FORMATS:
         raise ChatFormatError(path, None, f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
-    kind = detect_format(path) if fmt == "auto" else fmt
+    kind = detect_format(path, limits) if fmt == "auto" else fmt
     if kind == "locomo":
-        return load_locomo(path, source_id)
+        return load_locomo(path, source_id, limits)
     if kind == "json":
-        return load_generic_json(path, source_id), []
+        return load_generic_json(path, source_id, limits), []
     if kind in ("srt", "vtt"):
-        return load_subtitles(path, source_id, vtt=kind == "vtt"), []
-    return load_transcript(path, source_id), []
+        return load_subtitles(path, source_id, vtt=kind == "vtt", limits=limits), []
+    return load_transcript(path, source_id, limits), []

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from m3graph.ingest.chat.model import ChatFormatError, Conversation, Session, Turn, speakers_in_order
-from m3graph.ingest.chat.parsing import clean, item_lines, line_of, load_json, parse_when
+from m3graph.ingest.chat.parsing import DEFAULT_LIMITS, ReadLimits, clean, item_lines, line_of, load_json, parse_when
 
 TOP_KEYS = {"source_id", "speakers", "sessions"}
 SESSION_KEYS = {"id", "started_at", "turns"}
@@ -46,9 +47,10 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def load_generic_json(path: str | Path, source_id: str | None = None) -> Conversation:
+def load_generic_json(path: str | Path, source_id: str | None = None,
+                      limits: ReadLimits = DEFAULT_LIMITS) -> Conversation:
     p = Path(path)
-    raw, data = load_json(p)
+    raw, data = load_json(p, limits)
     if not looks_like_generic(data):
         raise ChatFormatError(p, 1, "not a conversation JSON (needs a top-level 'sessions' list)")
     unknown = sorted(set(data) - TOP_KEYS)
@@ -62,6 +64,8 @@ def load_generic_json(path: str | Path, source_id: str | None = None) -> Convers
     if not isinstance(sid, str):
         raise ChatFormatError(p, line_of(raw, '"source_id"'), "'source_id' must be a string")
     sessions: list[Session] = []
+    limits.check_turns(p, line_of(raw, '"sessions"'), sum(  # before any turn is built or located
+        len(s["turns"]) for s in data["sessions"] if isinstance(s, dict) and isinstance(s.get("turns"), list)))
     s_starts, s_lines = item_lines(raw, "sessions")
     for si, s in enumerate(data["sessions"]):
         where = f"sessions[{si}]"
@@ -111,12 +115,12 @@ def load_generic_json(path: str | Path, source_id: str | None = None) -> Convers
         if turns:
             sessions.append(Session(index=len(sessions), started_at=started, turns=tuple(turns),
                                     key=str(key) if key is not None else session_digest(tuple(turns), started)))
-    ids = [t.turn_id for s in sessions for t in s.turns]
-    dup = next((i for i in ids if ids.count(i) > 1), None)
+    ids = Counter(t.turn_id for s in sessions for t in s.turns)
+    dup = next((i for i, n in ids.items() if n > 1), None)
     if dup is not None:
         raise ChatFormatError(p, line_of(raw, f'"{dup}"'), f"turn id {dup!r} appears twice")
-    keys = [s.key for s in sessions]
-    dup = next((k for k in keys if keys.count(k) > 1), None)
+    keys = Counter(s.key for s in sessions)
+    dup = next((k for k, n in keys.items() if n > 1), None)
     if dup is not None:
         raise ChatFormatError(p, line_of(raw, f'"{dup}"'), f"session id {dup!r} appears twice")
     return Conversation(source_id=sid, sessions=tuple(sessions),

@@ -11,6 +11,12 @@ faces and voices, each its own `Character` until a vote joins it to another. Tur
 ``Name <speaker_N>: text`` (plus ``[shares an image: caption]``): the name stays for full-text search and
 embeddings (which drop the tag), the tag gives the `MENTIONS` edge and renders as ``<character_K>``.
 
+Text from the file is data, never structure: every ``<face_N>``-like tag a speaker's name, a turn or a model
+wrote is escaped (`graphdb.tags.safe_text`: ``‹face_N›``) before anything is embedded, so the only tags a
+stored memory carries are the ``<speaker_N>`` tags ingestion itself adds for the speakers of that session. A
+turn longer than a memory may hold (`MemoryIn.text`, 8,000 characters) is stored in parts ``id``, ``id#p2``,
+... with a warning, instead of refusing the file.
+
 Everything is parsed, validated and embedded before the first write; then each new session is ONE transaction
 (clip, speakers, memories, characters), so a failure leaves no partial session, and a session whose key is
 already in the graph is skipped: re-running an ingest changes nothing, a grown file appends its new sessions.
@@ -18,20 +24,31 @@ already in the graph is skipped: re-running an ingest changes nothing, a grown f
 
 from __future__ import annotations
 
+import logging
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+import numpy as np
+from annotated_types import MaxLen
 from pydantic import ValidationError
 
 from m3graph.embedding import TextEmbedder
 from m3graph.errors import InvalidInputError
 from m3graph.graphdb.store import MemoryGraph
+from m3graph.graphdb.tags import safe_text
 from m3graph.graphdb.types import ClipInfo, MemoryIn, check_video_id
 from m3graph.ingest.chat.model import Conversation, Session, Turn
 
 TURN_SECONDS = 10.0  # default of settings.chat.turn_seconds: a turn without cue times on the timeline
+MAX_SPEAKER_CHARS = 200  # a longer "name" is not a name; it would leave no room for the turn in a memory
+# A memory's text bound (MemoryIn.text), read from the model so the two cannot drift apart.
+MEMORY_CHARS = next(m.max_length for m in MemoryIn.model_fields["text"].metadata if isinstance(m, MaxLen))
+_TAG_ROOM = len(" <speaker_>: ") + 20  # the speaker tag ingestion adds, with any entity id
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -132,14 +149,57 @@ class _Planned:
     session: Session
     clip: ClipInfo
     memories: list[SessionMemory]
-    embeddings: list[list[float]]
+    embeddings: np.ndarray  # one float32 row per memory: Python float lists only per session, when written
     spans: list[tuple[float, float]]
+
+
+def _parts(body: str, size: int) -> list[str]:
+    """`body` cut into pieces of at most `size` characters, at a space where one is near the cut."""
+    out = []
+    while len(body) > size:
+        cut = body.rfind(" ", size * 4 // 5, size + 1)
+        cut = size if cut <= 0 else cut
+        out.append(body[:cut].rstrip())
+        body = body[cut:].lstrip()
+    return [*out, body] if body else out
+
+
+def _safe_turns(turns: Sequence[Turn], where: str) -> tuple[Turn, ...]:
+    out: list[Turn] = []
+    for t in turns:
+        speaker = safe_text(t.speaker)
+        if len(speaker) > MAX_SPEAKER_CHARS:
+            raise InvalidInputError(f"{where}: turn {t.turn_id}: speaker name is {len(speaker)} characters (at most "
+                                    f"{MAX_SPEAKER_CHARS}); nothing was written")
+        text, caption = safe_text(t.text), safe_text(t.caption) if t.caption else None
+        safe = replace(t, speaker=speaker, text=text, caption=caption)
+        body = turn_line(safe)[len(speaker) + 2:]
+        size = MEMORY_CHARS - len(speaker) - _TAG_ROOM
+        if len(body) <= size:
+            out.append(safe)
+            continue
+        pieces = _parts(body, size)
+        log.warning("%s: turn %s is %d characters, more than a memory holds: stored in %d parts (%s, %s#p2, ...)",
+                    where, t.turn_id, len(body), len(pieces), t.turn_id, t.turn_id)
+        out.extend(replace(safe, turn_id=t.turn_id if i == 0 else f"{t.turn_id}#p{i + 1}", text=piece, caption=None)
+                   for i, piece in enumerate(pieces))
+    return tuple(out)
+
+
+def safe_conversation(conv: Conversation) -> Conversation:
+    """The conversation as it may be stored: tags in names, turns and captions escaped, over-long turns in parts.
+
+    Session keys are kept (they were computed from the file as read), so a re-run still recognises a stored
+    session.
+    """
+    where = conv.path or conv.source_id
+    sessions = tuple(replace(s, key=s.session_key, turns=_safe_turns(s.turns, where)) for s in conv.sessions)
+    return replace(conv, sessions=sessions, speakers=tuple(dict.fromkeys(safe_text(n) for n in conv.speakers)))
 
 
 def _check(conv: Conversation) -> None:
     check_video_id(conv.source_id)
-    keys = [s.session_key for s in conv.sessions]
-    dup = sorted({k for k in keys if keys.count(k) > 1})
+    dup = sorted(k for k, n in Counter(s.session_key for s in conv.sessions).items() if n > 1)
     if dup:
         raise InvalidInputError(f"{conv.path or conv.source_id}: sessions {dup} appear twice; nothing was written")
     for s in conv.sessions:
@@ -158,6 +218,7 @@ def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEm
     observations and event lists never reach the graph.
     """
     _check(conv)
+    conv = safe_conversation(conv)
     for name in conv.speakers:  # a misconfigured speaker join is refused before anything is written
         speaker_key(graph.settings.chat.same_speakers, conv.source_id, name)
     summary = ChatIngestSummary(source_id=conv.source_id)
@@ -176,18 +237,19 @@ def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEm
         clip = ClipInfo(video_id=conv.source_id, clip_index=next_index + i, start_s=start, end_s=end,
                         started_at=session.started_at)
         mems = memorizer.memorize(conv, session) if memorizer else [turn_memory(t) for t in session.turns]
-        plans.append(_Planned(session, clip, mems, [], spans))
+        plans.append(_Planned(session, clip, mems, np.zeros((0, 0), dtype=np.float32), spans))
     texts = [m.text for p in plans for m in p.memories]
     vectors = embedder.embed(texts)
     if len(vectors) != len(texts):
         raise InvalidInputError(f"embedder returned {len(vectors)} vectors for {len(texts)} memories")
     k = 0
     for p in plans:
-        p.embeddings = [list(map(float, vectors[k + j])) for j in range(len(p.memories))]
+        p.embeddings = np.asarray(vectors[k:k + len(p.memories)])
         k += len(p.memories)
         for m, vec in zip(p.memories, p.embeddings, strict=True):  # refused here, before any session is written
             try:
-                MemoryIn(kind=m.kind, text=m.text, embedding=vec, source_ids=m.source_ids)
+                MemoryIn(kind=m.kind, text=m.text, embedding=vec.tolist(),
+                         source_ids=m.source_ids)
             except ValidationError as exc:
                 first = exc.errors()[0]
                 raise InvalidInputError(f"{conv.path or conv.source_id}: session {p.session.session_key}: memory "
@@ -212,17 +274,20 @@ def _write_session(graph: MemoryGraph, conv: Conversation, p: _Planned) -> int |
     when the session is already stored. Memory text is rendered once the speakers' entity ids are known."""
     names = list(dict.fromkeys(t.speaker for t in p.session.turns))
     keys = {n: speaker_key(graph.settings.chat.same_speakers, conv.source_id, n) for n in names}
-    turns_by = {n: sum(1 for t in p.session.turns if t.speaker == n) for n in names}
+    turns_by = Counter(t.speaker for t in p.session.turns)
     span_of = {t.turn_id: s for t, s in zip(p.session.turns, p.spans, strict=True)}
 
     def render(ids: Mapping[str, int]) -> list[MemoryIn]:
+        resolved = {("speaker", i) for i in ids.values()}  # the only entities this session's memories may name
         memories = []
         for m, vec in zip(p.memories, p.embeddings, strict=True):
             spans = [span_of[s] for s in m.source_ids if s in span_of]
             start = min((a for a, _ in spans), default=p.clip.start_s)
             end = max((b for _, b in spans), default=p.clip.end_s)
-            text = turn_line(m.turn, f" <speaker_{ids[m.turn.speaker]}>") if m.turn else tag_speakers(m.text, ids)
-            memories.append(MemoryIn(kind=m.kind, text=text, embedding=vec,
+            text = (turn_line(m.turn, f" <speaker_{ids[m.turn.speaker]}>") if m.turn
+                    else tag_speakers(safe_text(m.text), ids))
+            text = safe_text(text, resolved)  # the last gate: nothing reaches MENTIONS that this step did not resolve
+            memories.append(MemoryIn(kind=m.kind, text=text, embedding=vec.tolist(),
                                      start_s=start, end_s=end, source_ids=m.source_ids))
         return memories
 

@@ -19,7 +19,7 @@ from m3graph.ingest.chat.model import (
     Turn,
     speakers_in_order,
 )
-from m3graph.ingest.chat.parsing import clean, item_lines, line_of, load_json, parse_when
+from m3graph.ingest.chat.parsing import DEFAULT_LIMITS, ReadLimits, clean, item_lines, line_of, load_json, parse_when
 
 _SESSION = re.compile(r"^session_(\d+)$")
 
@@ -64,14 +64,17 @@ def _question(path: Path, line: int | None, i: int, q: Any) -> EvidenceQuestion:
                             adversarial_answer=None if adversarial is None else str(adversarial))
 
 
-def load_locomo(path: str | Path, source_id: str | None = None) -> tuple[Conversation, list[EvidenceQuestion]]:
+def load_locomo(path: str | Path, source_id: str | None = None,
+                limits: ReadLimits = DEFAULT_LIMITS) -> tuple[Conversation, list[EvidenceQuestion]]:
     """The conversation (sessions in order, 0-based) and its questions. Raises `ChatFormatError` naming the file
     and line for anything malformed; the source id defaults to the file's stem (`locomo-26`)."""
     p = Path(path)
-    raw, data = load_json(p)
+    raw, data = load_json(p, limits)
     if not looks_like_locomo(data):
         raise ChatFormatError(p, 1, "not a LoCoMo conversation (needs 'speaker_a' and 'session_N' keys)")
     numbers = sorted(int(m.group(1)) for k in data if (m := _SESSION.match(k)))
+    limits.check_turns(p, None, sum(len(data[f"session_{n}"]) for n in numbers
+                                    if isinstance(data[f"session_{n}"], list)))
     sessions: list[Session] = []
     seen: set[str] = set()
     for n in numbers:

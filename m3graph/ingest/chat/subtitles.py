@@ -14,7 +14,7 @@ from pathlib import Path
 
 from m3graph.ingest.chat.generic_json import session_digest
 from m3graph.ingest.chat.model import ChatFormatError, Conversation, Session, Turn, speakers_in_order
-from m3graph.ingest.chat.parsing import clean, read_text
+from m3graph.ingest.chat.parsing import DEFAULT_LIMITS, ReadLimits, clean, read_text
 
 _SRT_TIME = re.compile(r"^\s*(\d{1,3}):(\d{2}):(\d{2})[,.](\d{1,3})\s*-->\s*(\d{1,3}):(\d{2}):(\d{2})[,.](\d{1,3})\s*$")
 _VTT_TS = r"(?:(\d{1,3}):)?(\d{2}):(\d{2})\.(\d{3})"
@@ -51,9 +51,10 @@ def _cue_lines(path: Path, lines: list[str], first: int, vtt: bool) -> list[tupl
     return out
 
 
-def load_subtitles(path: str | Path, source_id: str | None = None, vtt: bool | None = None) -> Conversation:
+def load_subtitles(path: str | Path, source_id: str | None = None, vtt: bool | None = None,
+                   limits: ReadLimits = DEFAULT_LIMITS) -> Conversation:
     p = Path(path)
-    raw = read_text(p)
+    raw = read_text(p, limits)
     lines = raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if vtt is None:
         vtt = raw.lstrip().startswith("WEBVTT")
@@ -101,6 +102,7 @@ def load_subtitles(path: str | Path, source_id: str | None = None, vtt: bool | N
                 raise ChatFormatError(p, line, "no speaker label (use '<v Name>' or 'Name: ' on the first cue)")
             speaker = who
             suffix = f".{n + 1}" if len(parts) > 1 else ""
+            limits.check_turns(p, line, len(turns) + 1)
             turns.append(Turn(turn_id=f"{p.stem}#{ident}{suffix}", speaker=who, text=text, start_s=start,
                               end_s=end))
     if not turns:

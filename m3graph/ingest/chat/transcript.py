@@ -14,16 +14,18 @@ from pathlib import Path
 
 from m3graph.ingest.chat.generic_json import session_digest
 from m3graph.ingest.chat.model import ChatFormatError, Conversation, Session, Turn, speakers_in_order
-from m3graph.ingest.chat.parsing import clean, parse_when, read_text
+from m3graph.ingest.chat.parsing import DEFAULT_LIMITS, ReadLimits, clean, parse_when, read_lines
 
 _LINE = re.compile(r"^\s*([^\s:#][^:]{0,60}?)\s*:\s*(.*)$")
 _SEPARATOR = re.compile(r"^\s*-{3,}\s*(.*?)\s*-*\s*$")
 _NAME = re.compile(r"^[\w][\w.'\- ]{0,60}$")
 
 
-def load_transcript(path: str | Path, source_id: str | None = None) -> Conversation:
+def load_transcript(path: str | Path, source_id: str | None = None,
+                    limits: ReadLimits = DEFAULT_LIMITS) -> Conversation:
+    """Parsed line by line; refused at the first line past `limits.max_turns` (nothing after it is built)."""
     p = Path(path)
-    raw = read_text(p)
+    count = 0
     sessions: list[Session] = []
     turns: list[Turn] = []
     started: datetime | None = None
@@ -34,7 +36,7 @@ def load_transcript(path: str | Path, source_id: str | None = None) -> Conversat
                                     key=session_digest(tuple(turns), started)))
             turns.clear()
 
-    for number, line in enumerate(raw.splitlines(), start=1):
+    for number, line in enumerate(read_lines(p, limits), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         sep = _SEPARATOR.match(line)
@@ -48,6 +50,8 @@ def load_transcript(path: str | Path, source_id: str | None = None) -> Conversat
         m = _LINE.match(line)
         if m and _NAME.match(m.group(1).strip()) and not m.group(1).strip().isdigit():
             text = clean(m.group(2))
+            count += 1
+            limits.check_turns(p, number, count)
             turns.append(Turn(turn_id=f"{p.stem}:L{number}", speaker=clean(m.group(1)), text=text))
         elif turns:
             last = turns[-1]
