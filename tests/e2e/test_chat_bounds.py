@@ -14,16 +14,6 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from graph_fixtures import (
-    add_clip,
-    canonical_dump,
-    face_cluster,
-    graph,  # noqa: F401
-    memory_graph,  # noqa: F401
-    rng,
-    rows,
-    unit,
-)
 
 from m3graph.cli import exit_codes, main
 from m3graph.embedding import TextEmbedder, text_embedder
@@ -34,6 +24,7 @@ from m3graph.ingest.chat.formats import load_conversation
 from m3graph.ingest.chat.ingest import MEMORY_CHARS, ingest_conversation
 from m3graph.ingest.chat.parsing import ReadLimits
 from m3graph.settings import load_settings
+from tests.helpers.graph import add_clip, canonical_dump, face_cluster, rng, rows, unit
 
 ENTRY = [sys.executable, "-c", "from m3graph.cli import run; run()"]
 
