@@ -129,10 +129,11 @@ def stats(settings: Settings, video_id: str | None) -> None:
 @click.option("--character", "characters", multiple=True, type=int, help="Scope to memories of character K.")
 @click.option("--since", type=click.DateTime(), default=None, help="Only clips that started at or after (UTC).")
 @click.option("--until", type=click.DateTime(), default=None, help="Only clips that started before (UTC).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (the MCP tool search_memory's).")
 @click.pass_obj
 def search(settings: Settings, query: str, videos: tuple[str, ...], before_clip: int | None, mode: str,
            top_k: int | None, threshold: float | None, characters: tuple[int, ...], since: datetime | None,
-           until: datetime | None) -> None:
+           until: datetime | None, as_json: bool) -> None:
     """Search memory like the controller does (search_clip or search_node).
 
     A <character_K> tag in QUERY scopes the search to that character, like --character K.
@@ -142,7 +143,11 @@ def search(settings: Settings, query: str, videos: tuple[str, ...], before_clip:
     request = SearchRequest(query=query, videos=videos or None, before_clip=before_clip, mode=mode, k=top_k,
                             threshold=threshold, characters=characters, since=since, until=until)
     with _graph(settings) as graph:
-        results = _service(settings, graph).search_results(request)
+        service = _service(settings, graph)
+        if as_json:
+            click.echo(json.dumps(service.search(request), ensure_ascii=False, indent=2))
+            return
+        results = service.search_results(request)
     print_results(results)
 
 

@@ -59,15 +59,15 @@ VideoId = Annotated[str, AfterValidator(_video), Field(description="The source i
 Videos = Annotated[tuple[Annotated[str, AfterValidator(_video)], ...] | None,
                    Field(description="Only these source ids (from list_videos); default: all.")]
 ClipIndex = Annotated[int, Field(ge=0, le=MAX_INDEX, description="The clip index within that source.")]
-BeforeClip = Annotated[int | None, Field(ge=0, le=MAX_INDEX, description=(
+BeforeClip = Annotated[Annotated[int, Field(ge=0, le=MAX_INDEX)] | None, Field(description=(
     "Only memory up to and including this clip index (the moment a question is asked); default: all clips."))]
 Query = Annotated[str, AfterValidator(_words), Field(min_length=1, max_length=MAX_TEXT, description=(
     "What to look for, in words. A <character_K> tag in it scopes the search to that person."))]
 Mode = Annotated[Literal["clip", "node"], Field(description=(
     "'clip': the best whole clips with all their memories; 'node': the best single memories."))]
-K = Annotated[int | None, Field(ge=1, le=MAX_K, description=(
+K = Annotated[Annotated[int, Field(ge=1, le=MAX_K)] | None, Field(description=(
     "How many clips (clip mode, default 2) or memories (node mode, default 20)."))]
-Threshold = Annotated[float | None, AfterValidator(_finite), Field(ge=-1.0, le=1.0, description=(
+Threshold = Annotated[Annotated[float, AfterValidator(_finite), Field(ge=-1.0, le=1.0)] | None, Field(description=(
     "Floor on the vector cosine, -1 to 1 (default: the floor measured for the text model)."))]
 Characters = Annotated[tuple[Annotated[int, Field(ge=0, le=MAX_INDEX)], ...], Field(description=(
     "Scope to memories of these characters (the K of <character_K>)."))]
@@ -78,18 +78,23 @@ Name = Annotated[str, AfterValidator(_words), Field(min_length=1, max_length=MAX
     "A person's name, when the id is unknown: resolved through the memories that name them."))]
 Question = Annotated[str, AfterValidator(_words), Field(min_length=1, max_length=MAX_TEXT, description=(
     "A question about what was seen, heard or said."))]
-Rounds = Annotated[int | None, Field(ge=1, le=MAX_ROUNDS, description="H, the most controller rounds.")]
+Rounds = Annotated[Annotated[int, Field(ge=1, le=MAX_ROUNDS)] | None, Field(description=(
+    "H, the most controller rounds."))]
 AskMode = Literal["auto", "m3", "tools"]
 EntityId = Annotated[int, Field(ge=0, le=MAX_INDEX, description=(
     "A face, voice or speaker entity id (from character or fetch_clip), not a character id."))]
-Note = Annotated[str | None, Field(max_length=MAX_TEXT, description="Why (kept in the vote history).")]
+Note = Annotated[Annotated[str, Field(max_length=MAX_TEXT)] | None, Field(description=(
+    "Why (kept in the vote history)."))]
 VoteId = Annotated[int, Field(ge=1, le=MAX_INDEX, description="The vote_id of a manual vote.")]
 DeleteKind = Annotated[Literal["clip", "video", "character"], Field(description="What to delete.")]
 DeleteVideo = Annotated[Annotated[str, AfterValidator(_video)] | None, Field(description=(
     "The source id (kind clip or video)."))]
-DeleteClip = Annotated[int | None, Field(ge=0, le=MAX_INDEX, description="The clip index (kind clip).")]
-DeleteCharId = Annotated[int | None, Field(ge=0, le=MAX_INDEX, description="The character id (kind character).")]
-JobId = Annotated[str | None, Field(max_length=200, description="The job_id ingest returned; default: every job.")]
+DeleteClip = Annotated[Annotated[int, Field(ge=0, le=MAX_INDEX)] | None, Field(description=(
+    "The clip index (kind clip)."))]
+DeleteCharId = Annotated[Annotated[int, Field(ge=0, le=MAX_INDEX)] | None, Field(description=(
+    "The character id (kind character)."))]
+JobId = Annotated[Annotated[str, Field(max_length=200)] | None, Field(description=(
+    "The job_id ingest returned; default: every job."))]
 
 
 def _message(exc: ValidationError, title: str) -> str:
