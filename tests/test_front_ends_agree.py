@@ -29,6 +29,7 @@ from mcp import Client
 from m3graph.cli import main
 from m3graph.cli.reasoning import ask as ask_command
 from m3graph.embedding import text_embedder
+from m3graph.errors import InvalidInputError
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, clip_key
 from m3graph.ingest.demo import SCRIPT, demo_request, load_demo
@@ -238,3 +239,11 @@ def test_every_request_field_is_a_cli_option() -> None:
         params = {p.name for p in command(path).params}
         for name in set(request.model_fields) - absent:
             assert names.get(name, name) in params, (path, name, sorted(params))
+
+
+def test_the_controller_refuses_an_unknown_tool(world: World) -> None:
+    """It used to run search_clip for any name it did not know."""
+    tools = MemoryTools(world.graph.search, world.embedder, world.graph.settings, [VIDEO])
+    with pytest.raises(InvalidInputError, match="unknown memory tool 'search_everything'"):
+        tools.run("search_everything", "coffee")
+    assert tools.run("search_clip", "coffee").clips == _agree(world, Case("coffee"))
