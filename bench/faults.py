@@ -397,7 +397,7 @@ def _plain(props: dict[str, Any]) -> str:
 
 
 def canonical_dump(graph: MemoryGraph) -> list[str]:
-    """The whole graph as sorted text, by the rule of tests/graph_fixtures.canonical_dump (bench cannot import the
+    """The whole graph as sorted text, by the rule of tests/helpers/graph.py canonical_dump (bench cannot import the
     tests): two runs on an emptied database are equal when their dumps are (node ids replaced by content)."""
     nodes = {r["id"]: f"{sorted(r['labels'])} {_plain(r['props'])}" for r in _rows(graph, _DUMP_NODES)}
     rels = [f"({nodes.get(r['a'], '?')})-[{r['type']} {_plain(r['props'])}]->({nodes.get(r['b'], '?')})"

@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (fixtures imported from graph_fixtures are requested by name)
 """Issue 21: tags in chat text are structure only where ingestion resolved them, every chat file is bounded,
 and binds beyond loopback need --allow-remote. Real Neo4j; the CLI runs as a user runs it (a subprocess)."""
 

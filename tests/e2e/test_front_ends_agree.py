@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (fixtures imported from graph_fixtures are requested by name)
 """The same question through every front end gives the same clips in the same order.
 
 Front ends: the CLI (`m3graph search --json`, click's runner), the MCP server (its own tools, through the SDK's
@@ -23,7 +22,6 @@ import anyio
 import click
 import pytest
 from click.testing import CliRunner
-from graph_fixtures import memory_graph, wipe  # noqa: F401
 from mcp import Client
 
 from m3graph.cli import main
@@ -38,6 +36,7 @@ from m3graph.mcp.service import McpService
 from m3graph.reasoning.memory_tools import MemoryTools
 from m3graph.service import MemoryService
 from m3graph.service import requests as rq
+from tests.helpers.graph import wipe
 
 VIDEO = "agree-demo"
 DAY0 = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)  # clip i started on day i
