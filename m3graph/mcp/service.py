@@ -94,10 +94,12 @@ class McpService(MemoryService):
 
     def ingest_chat(self, path: str, source_id: str | None = None) -> dict[str, Any]:
         from m3graph.ingest.chat.formats import load_conversation
+        from m3graph.ingest.chat.parsing import ReadLimits
 
         if source_id is not None:
             check_video_id(source_id)
-        conv, _ = load_conversation(self._local_file(path), "auto", source_id)
+        conv, _ = load_conversation(self._local_file(path), "auto", source_id,
+                                     ReadLimits.of(self.settings.chat))
         check_video_id(conv.source_id)
         return self._ingest_conversation(conv)
 
