@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from m3graph.errors import ConfigError, InvalidInputError
-from m3graph.perception.fbank import FRAME_SHIFT, fbank
+from m3graph.perception.fbank import FRAME_LENGTH, FRAME_SHIFT, fbank
 from m3graph.perception.speaker import unit
 from m3graph.perception.vad import SAMPLE_RATE, to_mono_16k
 
@@ -140,7 +140,7 @@ class CAMPPlusEmbedder:
         return unit(self._forward((feats - feats.mean(axis=0))[None])[0])
 
     def embed_windows(self, wave: np.ndarray, sr: int, hop_s: float) -> tuple[np.ndarray, np.ndarray]:
-        """Windows of 160 frames (1.6 s) every `hop_s`, the last aligned to the end; one fbank, batched passes.
+        """Windows of 160 frames (1.615 s) every `hop_s`, the last aligned to the end; one fbank, batched passes.
 
         Each window's features are mean-normalised on their own, as if the window had been embedded alone.
         """
@@ -155,6 +155,6 @@ class CAMPPlusEmbedder:
         batch = np.stack([feats[s : s + size] for s in starts])
         batch -= batch.mean(axis=1, keepdims=True)
         frame_s = FRAME_SHIFT / SAMPLE_RATE
-        spans = np.array([(s * frame_s, min(s * frame_s + self.window_s, duration)) for s in starts],
-                         dtype=np.float64)
+        covered = ((size - 1) * FRAME_SHIFT + FRAME_LENGTH) / SAMPLE_RATE  # 1.615 s for a full window
+        spans = np.array([(s * frame_s, min(s * frame_s + covered, duration)) for s in starts], dtype=np.float64)
         return self._forward(batch), spans
