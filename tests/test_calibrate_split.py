@@ -56,3 +56,13 @@ def test_variants_follow_their_embedder_unless_set() -> None:
     assert moved.identity.voice_dim == 256 and moved.perception.voice_cluster_threshold == 0.7
     assert moved.perception.voice_pooled_threshold == pytest.approx(0.60)  # not set: follows
     assert moved.perception.voice_turns == "legacy"
+
+
+def test_solo_spans_cut_out_other_speakers() -> None:
+    from m3graph.perception.calibrate_media import solo_spans
+
+    a = Turn("r", "A", 0.0, 10.0)
+    turns = [a, Turn("r", "B", 2.0, 3.0), Turn("r", "C", 2.5, 4.0), Turn("r", "B", 9.0, 12.0),
+             Turn("r", "D", 10.0, 11.0)]
+    assert solo_spans(a, turns) == [(0.0, 2.0), (4.0, 9.0)]
+    assert solo_spans(turns[4], turns) == []  # D speaks only while B does

@@ -84,8 +84,11 @@ def faces_cmd(data: Path) -> None:
               "speakers, AMI files 7-14 and the phone call, to score the chosen thresholds on")
 @click.option("--method", "methods", multiple=True, type=click.Choice(["utterance", "pooled"]),
               help="one vector per item from the whole piece or the mean of its windows (default: both)")
+@click.option("--cut-overlap", is_flag=True, help="phone call / AMI: embed only the time of each labelled turn "
+              "during which nobody else speaks")
+@click.option("--no-librispeech", is_flag=True, help="skip the read speech (the conversational sets only)")
 def voices_cmd(data: Path, media: Path, full: bool, embedders: tuple[str, ...], split: str,
-               methods: tuple[str, ...]) -> None:
+               methods: tuple[str, ...], cut_overlap: bool, no_librispeech: bool) -> None:
     """Same/different distributions, EER and thresholds of the speaker embedder on read and conversational speech."""
     from m3graph.perception.calibrate_media import (
         calibrate_librispeech,
@@ -101,9 +104,10 @@ def voices_cmd(data: Path, media: Path, full: bool, embedders: tuple[str, ...], 
     reports = []
     for variant in variants:
         for m in methods or ("utterance", "pooled"):
-            reports.append(calibrate_librispeech(voices, variant, m, split))
+            if not no_librispeech:
+                reports.append(calibrate_librispeech(voices, variant, m, split))
             for dataset in ("phone", "ami") if have_media else ():
-                if (r := calibrate_oracle_turns(media, variant, dataset, m, split)) is not None:
+                if (r := calibrate_oracle_turns(media, variant, dataset, m, split, cut_overlap)) is not None:
                     reports.append(r)
     click.echo(_sep_table(reports))
     click.echo()

@@ -177,10 +177,23 @@ def recordings(media_dir: Path) -> list[tuple[str, Path, list[Turn]]]:
     return out
 
 
+def solo_spans(turn: Turn, turns: list[Turn]) -> list[tuple[float, float]]:
+    """The parts of `turn` during which no other labelled turn of the recording is running (overlap cut out)."""
+    spans = [(turn.start_s, turn.end_s)]
+    for other in turns:
+        if other is turn or other.end_s <= turn.start_s or other.start_s >= turn.end_s:
+            continue
+        spans = [piece for a, b in spans for piece in ((a, min(b, other.start_s)), (max(a, other.end_s), b))
+                 if piece[1] > piece[0]]
+    return spans
+
+
 def calibrate_oracle_turns(media_dir: Path, settings: Settings, dataset: str, method: str,
-                           split: str = "all") -> EmbedderReport | None:
+                           split: str = "all", cut_overlap: bool = False) -> EmbedderReport | None:
     """Pair distributions of labelled (RTTM) turns >= 1 s, one vector per turn, within each recording.
 
+    `cut_overlap`: each turn's audio is only its time without another speaker (the pieces joined), still >= 1 s:
+    what an embedder can do on one voice, apart from the overlap a diarizer would have to handle.
     None when the split holds no recording of `dataset` (the phone call is only in "report")."""
     from m3graph.perception.vad import SAMPLE_RATE, load_audio
 
@@ -192,9 +205,10 @@ def calibrate_oracle_turns(media_dir: Path, settings: Settings, dataset: str, me
         audio = load_audio(wav)
         vecs, labs = [], []
         for t in turns:
-            if t.end_s - t.start_s < MIN_ORACLE_TURN_S:
+            spans = solo_spans(t, turns) if cut_overlap else [(t.start_s, t.end_s)]
+            if sum(b - a for a, b in spans) < MIN_ORACLE_TURN_S:
                 continue
-            vecs.append(clock(audio[int(t.start_s * SAMPLE_RATE) : int(t.end_s * SAMPLE_RATE)]))
+            vecs.append(clock(np.concatenate([audio[int(a * SAMPLE_RATE) : int(b * SAMPLE_RATE)] for a, b in spans])))
             labs.append(t.speaker)
         if len(vecs) >= 2:
             same, diff = pair_scores(np.stack(vecs), labs)
@@ -204,7 +218,8 @@ def calibrate_oracle_turns(media_dir: Path, settings: Settings, dataset: str, me
         labels.extend(f"{wav.stem}|{x}" if dataset == "phone" else x for x in labs)
     if not same_all:
         return None
-    name = f"{dataset} labelled turns >= 1 s" + ("" if split == "all" else f" ({split})")
+    name = (f"{dataset} labelled turns >= 1 s" + (", overlap cut out" if cut_overlap else "")
+            + ("" if split == "all" else f" ({split})"))
     return _report(settings, method, name, np.stack(vectors), labels, np.concatenate(same_all),
                    np.concatenate(diff_all), clock)
 
