@@ -122,14 +122,15 @@ def voices_cmd(data: Path, media: Path, full: bool, embedders: tuple[str, ...], 
         return
     if not full:
         return
-    click.echo("\n| method | set | within-clip pairwise P / R / F1 | within B-cubed F1 | across clips pairwise "
-               "P / R / F1 | across B-cubed F1 | speech covered | speakers found / true |")
-    click.echo("|---|---|---|---|---|---|---|---|")
-    for method in ("legacy", "pooled"):
-        variant = with_perception(settings, voice_turns=method)
+    click.echo("\n| embedder | method | set | within-clip pairwise P / R / F1 | within B-cubed F1 | across clips "
+               "pairwise P / R / F1 | across B-cubed F1 | speech covered | speakers found / true |")
+    click.echo("|---|---|---|---|---|---|---|---|---|")
+    for base, method in ((b, m) for b in variants for m in ("legacy", "pooled")):
+        variant = with_perception(base, voice_turns=method)
         for dataset in ("phone", "ami"):
-            s = score_pipeline(media, variant, dataset, settings.voice_match_threshold)
-            click.echo(f"| {method} | {dataset} | {s.within.precision:.3f} / {s.within.recall:.3f} / "
+            s = score_pipeline(media, variant, dataset, variant.voice_match_threshold)
+            click.echo(f"| {base.perception.speaker_embedder} | {method} | {dataset} | "
+                       f"{s.within.precision:.3f} / {s.within.recall:.3f} / "
                        f"{s.within.f1:.3f} | {s.within_bcubed.f1:.3f} | {s.across.precision:.3f} / "
                        f"{s.across.recall:.3f} / {s.across.f1:.3f} | {s.across_bcubed.f1:.3f} | {s.coverage:.1%} | "
                        f"{s.speakers_found} / {s.speakers_true} |")
