@@ -93,7 +93,7 @@ def load_model(model_dir: Path) -> Any:
 
 
 class CAMPPlusEmbedder:
-    """CAM++ on the CPU, thread-safe; the first call loads the 28 MB model (about 0.3 s)."""
+    """CAM++ on the CPU, thread-safe; the first call loads the 28 MB model and checks its pins."""
 
     dim = DIM
     window_s = 1.6  # the same windows as Resemblyzer's, so turn splitting (voices.py) works unchanged
