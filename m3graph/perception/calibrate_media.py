@@ -9,6 +9,7 @@ anchor the clustering). Cross-clip matching joins per-clip speakers by their poo
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,13 +32,41 @@ from m3graph.perception.calibrate import (
     separation,
     sweep,
 )
-from m3graph.settings import PerceptionConfig, Settings
+from m3graph.settings import VOICE_DIMS, IdentityConfig, PerceptionConfig, Settings
 
 log = logging.getLogger(__name__)
 
 FACE_SWEEP = np.round(np.arange(0.80, 0.981, 0.01), 3)
-VOICE_SWEEP = np.round(np.arange(0.55, 0.901, 0.025), 3)
+VOICE_SWEEP = np.round(np.arange(0.20, 0.901, 0.025), 3)  # CAM++'s thresholds sit near 0.4, Resemblyzer's near 0.8
 MIN_ORACLE_TURN_S = 1.0  # oracle (RTTM) turns shorter than this are left out of the pair distributions
+
+# Disjoint halves of the labelled voices, so thresholds are chosen on one and scored on the other
+# (`m3graph calibrate voices --split choose|report`): LibriSpeech speakers by sorted id, AMI clips by sorted file
+# name; the phone call (one recording) is only in "report".
+SPLITS = ("all", "choose", "report")
+LIBRISPEECH_CHOOSE = 5  # the first 5 of the 10 speakers
+AMI_CHOOSE = 7  # AMI files 0-6; 7-14 report
+
+
+def split_librispeech(files: list[tuple[Path, str]], split: str) -> list[tuple[Path, str]]:
+    speakers = sorted({s for _, s in files})
+    keep = set(speakers if split == "all" else speakers[:LIBRISPEECH_CHOOSE] if split == "choose"
+               else speakers[LIBRISPEECH_CHOOSE:])
+    return [(f, s) for f, s in files if s in keep]
+
+
+def split_recordings(recs: list[tuple[str, Path, list[Turn]]], split: str) -> list[tuple[str, Path, list[Turn]]]:
+    ami = [r for r in recs if r[0] == "ami"]
+    if split == "all":
+        return recs
+    if split == "choose":
+        return ami[:AMI_CHOOSE]
+    return [r for r in recs if r[0] != "ami"] + ami[AMI_CHOOSE:]
+
+
+def balanced_accuracy_at(same: np.ndarray, diff: np.ndarray, threshold: float) -> float:
+    """Mean of the share of same pairs at or above `threshold` and different pairs below it."""
+    return float(((same >= threshold).mean() + (diff < threshold).mean()) / 2)
 
 
 @dataclass
@@ -51,6 +80,10 @@ class EmbedderReport:
     separation: Separation
     sweep: list[SweepRow]
     skipped: list[str] = field(default_factory=list)
+    setting: float | None = None  # the identity threshold in force for this embedder
+    accuracy_at_setting: float | None = None  # balanced accuracy of the pairs at that threshold
+    embed_s: float = 0.0  # seconds spent embedding
+    audio_s: float = 0.0  # seconds of audio embedded
 
     @property
     def best(self) -> SweepRow:
@@ -90,24 +123,50 @@ def calibrate_faces(faces_dir: Path, settings: Settings) -> EmbedderReport:
 def _embedder(settings: Settings):  # noqa: ANN202 - the SpeakerEmbedder protocol
     from m3graph.perception.speaker import speaker_embedder
 
-    return speaker_embedder(settings.perception.speaker_embedder, settings.perception.threads)
+    cfg = settings.perception
+    return speaker_embedder(cfg.speaker_embedder, cfg.threads, cfg.campplus_dir)
 
 
-def calibrate_librispeech(voices_dir: Path, settings: Settings, method: str = "utterance") -> EmbedderReport:
+class _Clock:
+    """Embeds one piece by `method` and adds up the time and the audio length."""
+
+    def __init__(self, settings: Settings, method: str) -> None:
+        self.emb, self.method, self.seconds, self.audio_s = _embedder(settings), method, 0.0, 0.0
+
+    def __call__(self, audio: np.ndarray) -> np.ndarray:
+        from m3graph.perception.vad import SAMPLE_RATE
+        from m3graph.perception.voices import pooled_embedding
+
+        start = time.perf_counter()
+        out = pooled_embedding(self.emb, audio) if self.method == "pooled" else self.emb.embed(audio, SAMPLE_RATE)
+        self.seconds += time.perf_counter() - start
+        self.audio_s += audio.size / SAMPLE_RATE
+        return out
+
+
+def _report(settings: Settings, method: str, dataset: str, vectors: np.ndarray, labels: list[str],
+            same: np.ndarray, diff: np.ndarray, clock: _Clock) -> EmbedderReport:
+    thr = settings.voice_match_threshold
+    return EmbedderReport(f"{settings.perception.speaker_embedder} ({method})", dataset, len(labels),
+                          len(set(labels)), separation(same, diff), sweep(vectors, labels, VOICE_SWEEP),
+                          setting=thr, accuracy_at_setting=balanced_accuracy_at(same, diff, thr),
+                          embed_s=clock.seconds, audio_s=clock.audio_s)
+
+
+def calibrate_librispeech(voices_dir: Path, settings: Settings, method: str = "utterance",
+                          split: str = "all") -> EmbedderReport:
     """One vector per read utterance: the whole file ("utterance") or the mean of its 1.6-s windows ("pooled")."""
-    from m3graph.perception.vad import SAMPLE_RATE, load_audio
-    from m3graph.perception.voices import pooled_embedding
+    from m3graph.perception.vad import load_audio
 
-    emb = _embedder(settings)
+    clock = _Clock(settings, method)
     vectors, labels = [], []
-    for path, speaker in librispeech_files(voices_dir):
-        audio = load_audio(path)
-        vectors.append(pooled_embedding(emb, audio) if method == "pooled" else emb.embed(audio, SAMPLE_RATE))
+    for path, speaker in split_librispeech(librispeech_files(voices_dir), split):
+        vectors.append(clock(load_audio(path)))
         labels.append(speaker)
     v = np.stack(vectors)
     same, diff = pair_scores(v, labels)
-    return EmbedderReport(f"{settings.perception.speaker_embedder} ({method})", "LibriSpeech read speech",
-                          len(labels), len(set(labels)), separation(same, diff), sweep(v, labels, VOICE_SWEEP))
+    name = "LibriSpeech read speech" + ("" if split == "all" else f" ({split})")
+    return _report(settings, method, name, v, labels, same, diff, clock)
 
 
 def recordings(media_dir: Path) -> list[tuple[str, Path, list[Turn]]]:
@@ -118,23 +177,38 @@ def recordings(media_dir: Path) -> list[tuple[str, Path, list[Turn]]]:
     return out
 
 
-def calibrate_oracle_turns(media_dir: Path, settings: Settings, dataset: str, method: str) -> EmbedderReport:
-    """Pair distributions of labelled (RTTM) turns >= 1 s, one vector per turn, within each recording."""
-    from m3graph.perception.vad import SAMPLE_RATE, load_audio
-    from m3graph.perception.voices import pooled_embedding
+def solo_spans(turn: Turn, turns: list[Turn]) -> list[tuple[float, float]]:
+    """The parts of `turn` during which no other labelled turn of the recording is running (overlap cut out)."""
+    spans = [(turn.start_s, turn.end_s)]
+    for other in turns:
+        if other is turn or other.end_s <= turn.start_s or other.start_s >= turn.end_s:
+            continue
+        spans = [piece for a, b in spans for piece in ((a, min(b, other.start_s)), (max(a, other.end_s), b))
+                 if piece[1] > piece[0]]
+    return spans
 
-    emb = _embedder(settings)
+
+def calibrate_oracle_turns(media_dir: Path, settings: Settings, dataset: str, method: str,
+                           split: str = "all", cut_overlap: bool = False) -> EmbedderReport | None:
+    """Pair distributions of labelled (RTTM) turns >= 1 s, one vector per turn, within each recording.
+
+    `cut_overlap`: each turn's audio is only its time without another speaker (the pieces joined), still >= 1 s:
+    what an embedder can do on one voice, apart from the overlap a diarizer would have to handle.
+    None when the split holds no recording of `dataset` (the phone call is only in "report")."""
+    from m3graph.perception.vad import SAMPLE_RATE, load_audio
+
+    clock = _Clock(settings, method)
     same_all, diff_all, vectors, labels = [], [], [], []
-    for name, wav, turns in recordings(media_dir):
+    for name, wav, turns in split_recordings(recordings(media_dir), split):
         if name != dataset:
             continue
         audio = load_audio(wav)
         vecs, labs = [], []
         for t in turns:
-            if t.end_s - t.start_s < MIN_ORACLE_TURN_S:
+            spans = solo_spans(t, turns) if cut_overlap else [(t.start_s, t.end_s)]
+            if sum(b - a for a, b in spans) < MIN_ORACLE_TURN_S:
                 continue
-            piece = audio[int(t.start_s * SAMPLE_RATE) : int(t.end_s * SAMPLE_RATE)]
-            vecs.append(pooled_embedding(emb, piece) if method == "pooled" else emb.embed(piece, SAMPLE_RATE))
+            vecs.append(clock(np.concatenate([audio[int(a * SAMPLE_RATE) : int(b * SAMPLE_RATE)] for a, b in spans])))
             labs.append(t.speaker)
         if len(vecs) >= 2:
             same, diff = pair_scores(np.stack(vecs), labs)
@@ -142,9 +216,12 @@ def calibrate_oracle_turns(media_dir: Path, settings: Settings, dataset: str, me
             diff_all.append(diff)
         vectors.extend(vecs)
         labels.extend(f"{wav.stem}|{x}" if dataset == "phone" else x for x in labs)
-    sep = separation(np.concatenate(same_all), np.concatenate(diff_all))
-    return EmbedderReport(f"{settings.perception.speaker_embedder} ({method})", f"{dataset} labelled turns >= 1 s",
-                          len(labels), len(set(labels)), sep, sweep(np.stack(vectors), labels, VOICE_SWEEP))
+    if not same_all:
+        return None
+    name = (f"{dataset} labelled turns >= 1 s" + (", overlap cut out" if cut_overlap else "")
+            + ("" if split == "all" else f" ({split})"))
+    return _report(settings, method, name, np.stack(vectors), labels, np.concatenate(same_all),
+                   np.concatenate(diff_all), clock)
 
 
 @dataclass(frozen=True)
@@ -218,7 +295,14 @@ def score_pipeline(media_dir: Path, settings: Settings, dataset: str, identity_t
 
 
 def with_perception(settings: Settings, **changes: object) -> Settings:
-    """A copy of the settings with some perception fields changed (the benchmark's side-by-side variants)."""
-    data = settings.perception.model_dump()
-    data.update(changes)
-    return settings.model_copy(update={"perception": PerceptionConfig(**data)})
+    """A copy of the settings with some perception fields changed (the benchmark's side-by-side variants).
+
+    Fields that were not set explicitly keep following the speaker embedder (voice thresholds, `voice_dim`)."""
+    cfg = settings.perception
+    perception = PerceptionConfig(**{**cfg.model_dump(include=cfg.model_fields_set), **changes})
+    identity = settings.identity
+    if "voice_dim" not in identity.model_fields_set:
+        identity = IdentityConfig(**identity.model_dump(include=identity.model_fields_set),
+                                  voice_dim=VOICE_DIMS.get(perception.speaker_embedder, identity.voice_dim))
+        identity.model_fields_set.discard("voice_dim")
+    return settings.model_copy(update={"perception": perception, "identity": identity})

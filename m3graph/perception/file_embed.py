@@ -71,12 +71,13 @@ class VoiceFileEmbedder:
     over the turn as perception pools them (`perception.voice_turns`)."""
 
     def __init__(self, name: str, threads: int = 2, turns: str = "pooled",
-                 embedder: SpeakerEmbedder | None = None) -> None:
+                 embedder: SpeakerEmbedder | None = None, model_dir: Path | None = None) -> None:
         from m3graph.perception.speaker import speaker_embedder
         from m3graph.perception.vad import SAMPLE_RATE
 
         self.model = name
-        self._embedder = embedder or speaker_embedder(name, threads)
+        self._embedder = embedder or (speaker_embedder(name, threads, model_dir) if model_dir
+                                      else speaker_embedder(name, threads))
         self.dim = int(self._embedder.dim)
         self._turns = turns
         noise = np.random.default_rng(0).standard_normal(2 * SAMPLE_RATE).astype(np.float32) * 0.01

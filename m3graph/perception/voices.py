@@ -425,7 +425,7 @@ def perceive_voices(wav_path: Path, settings: Settings, clip_start_s: float = 0.
     cfg = settings.perception
     audio = load_audio(Path(wav_path))
     if embedder is None:
-        embedder = speaker_embedder(cfg.speaker_embedder, cfg.threads)
+        embedder = speaker_embedder(cfg.speaker_embedder, cfg.threads, cfg.campplus_dir)
     if embedder.dim != settings.identity.voice_dim:
         raise ConfigError(f"speaker embedder {cfg.speaker_embedder!r} produces {embedder.dim}-d vectors but "
                           f"identity.voice_dim is {settings.identity.voice_dim}")
