@@ -32,7 +32,7 @@ from m3graph.settings import (  # noqa: E402
     Settings,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 VOICES = REPO.parent / "shared" / "data" / "identity" / "voices" / "librispeech_test-other"
 SR = 16000
 

@@ -5,7 +5,6 @@ the two, and points to `m3graph reembed --kind voice` (the schema's dimension gu
 from __future__ import annotations
 
 import pytest
-from graph_fixtures import memory_graph  # noqa: F401
 
 from m3graph.errors import SchemaVersionError
 from m3graph.graphdb.store import MemoryGraph
@@ -13,7 +12,7 @@ from m3graph.schema.migrations import check_schema
 from m3graph.settings import PerceptionConfig, Settings
 
 
-def test_campplus_settings_on_a_resemblyzer_graph_are_refused(memory_graph: MemoryGraph) -> None:  # noqa: F811
+def test_campplus_settings_on_a_resemblyzer_graph_are_refused(memory_graph: MemoryGraph) -> None:
     here = memory_graph.settings
     assert here.perception.speaker_embedder == "resemblyzer" and here.identity.voice_dim == 256
     check_schema(memory_graph.ex, here)
