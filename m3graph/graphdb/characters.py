@@ -10,7 +10,8 @@ Grouping rules (reference §3.6 describes the research code's, whose max-vote fi
 
 Stable ids: an old character goes to the new group holding most of its members (oldest characters choose
 first). On a merge the oldest id survives and the others become its `aliases`; on a split the larger part
-keeps the id and the other parts get new ids. Only the neighbourhood of the entities that changed is
+keeps the id and the other parts get new ids, except a part that was merged away earlier (an undone merge): it
+takes its old id back (`revive_aliases`). Only the neighbourhood of the entities that changed is
 recomputed, under a global lock, inside the caller's transaction.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from m3graph.graphdb.executor import Tx
 from m3graph.settings import CharacterMode, Settings
@@ -132,6 +134,33 @@ def assign_ids(groups: Sequence[set[int]], current: dict[int, int | None]) -> tu
     return chosen, survivors  # type: ignore[return-value]
 
 
+def revive_aliases(groups: Sequence[set[int]], missing: Iterable[int], entities: Iterable[dict[str, Any]]
+                   ) -> dict[int, tuple[int, int]]:
+    """Groups that need an id and can take back one merged away: group index -> (id, character holding it).
+
+    A member remembers the character it was last moved out of (`prev`); when that id is now an alias of the
+    member's character, the group split off is that person again (a merge undone), so `/character/<old id>`
+    shows them rather than resolving, as an alias, to the person they had been merged with. The id most of the
+    group's members came from wins (ties: the smaller id); each id is given back once.
+    """
+    info = {row["id"]: row for row in entities}
+    out: dict[int, tuple[int, int]] = {}
+    used: set[int] = set()
+    for gi in missing:
+        counts: dict[tuple[int, int], int] = defaultdict(int)
+        for eid in groups[gi]:
+            row = info.get(eid) or {}
+            prev, holder = row.get("prev"), row.get("char_id")
+            if prev is not None and holder is not None and prev in (row.get("aliases") or ()):
+                counts[(prev, holder)] += 1
+        for (prev, holder), _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0])):
+            if prev not in used:
+                out[gi] = (prev, holder)
+                used.add(prev)
+                break
+    return out
+
+
 def _scope(tx: Tx, seeds: Iterable[int]) -> list[int]:
     scope, frontier = set(seeds), set(seeds)
     while frontier:
@@ -164,6 +193,9 @@ def refresh_characters(tx: Tx, settings: Settings, seeds: Iterable[int]) -> int:
     groups = apply_manual_votes(groups, dict(entities), manual)
     groups.sort(key=min)
     chosen, survivors = assign_ids(groups, current)
+    revived = revive_aliases(groups, [i for i, c in enumerate(chosen) if c is None], state["entities"])
+    for gi, (old_id, _) in revived.items():
+        chosen[gi] = old_id
     missing = [i for i, c in enumerate(chosen) if c is None]
     if missing:
         first = tx.single("graph/allocate_ids", counter="character", n=len(missing))["first"]
@@ -177,5 +209,6 @@ def refresh_characters(tx: Tx, settings: Settings, seeds: Iterable[int]) -> int:
         rows.append({"char_id": char, "members": sorted(group)})
     if changed or survivors:
         tx.run("characters/write", groups=rows,
-               retired=[{"old": old, "new": new} for old, new in sorted(survivors.items())])
+               retired=[{"old": old, "new": new} for old, new in sorted(survivors.items())],
+               revived=[{"id": old_id, "holder": holder} for old_id, holder in sorted(revived.values())])
     return changed
