@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import click
@@ -38,9 +38,18 @@ def _graph(settings: Settings):  # type: ignore[no-untyped-def]
     return MemoryGraph.connect(settings)
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    """A naive command-line time is read as UTC (clip start times are stored time-zone aware)."""
-    return value if value is None or value.tzinfo else value.replace(tzinfo=UTC)
+def _service(settings: Settings, graph, embedder=None):  # type: ignore[no-untyped-def]
+    """The application service over an open graph: every command below only builds its request."""
+    from m3graph.reasoning.control import controller_factory
+    from m3graph.service import MemoryService
+
+    def embedder_factory():  # type: ignore[no-untyped-def]
+        from m3graph.embedding import text_embedder
+
+        return embedder if embedder is not None else text_embedder(settings)
+
+    return MemoryService(settings, graph, embedder_factory=embedder_factory,
+                         controller_factory=controller_factory(settings, graph))
 
 
 def print_results(results: Sequence[ClipResult]) -> None:
@@ -102,8 +111,11 @@ def migrate(settings: Settings) -> None:
 @click.pass_obj
 def stats(settings: Settings, video_id: str | None) -> None:
     """Node and relationship counts."""
+    from m3graph.service import StatsRequest
+
+    request = StatsRequest(video=video_id)
     with _graph(settings) as graph:
-        click.echo(json.dumps(graph.counts(video_id), indent=2))
+        click.echo(json.dumps(_service(settings, graph).stats(request), indent=2))
 
 
 @main.command()
@@ -111,29 +123,31 @@ def stats(settings: Settings, video_id: str | None) -> None:
 @click.option("--video", "videos", multiple=True, help="Restrict to these videos (repeatable).")
 @click.option("--before-clip", type=int, default=None, help="Only memory up to this clip (no future leakage).")
 @click.option("--mode", type=click.Choice(["clip", "node"]), default="clip", show_default=True)
-@click.option("-k", "--top-k", type=int, default=None)
+@click.option("-k", "--top-k", type=int, default=None, help="How many clips (clip mode) or memories (node mode).")
 @click.option("--threshold", type=float, default=None,
               help="Floor on the vector cosine (default: measured for the text model).")
 @click.option("--character", "characters", multiple=True, type=int, help="Scope to memories of character K.")
 @click.option("--since", type=click.DateTime(), default=None, help="Only clips that started at or after (UTC).")
 @click.option("--until", type=click.DateTime(), default=None, help="Only clips that started before (UTC).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (the MCP tool search_memory's).")
 @click.pass_obj
 def search(settings: Settings, query: str, videos: tuple[str, ...], before_clip: int | None, mode: str,
            top_k: int | None, threshold: float | None, characters: tuple[int, ...], since: datetime | None,
-           until: datetime | None) -> None:
-    """Search memory like the controller does (search_clip or search_node)."""
-    from m3graph.embedding import text_embedder
-    from m3graph.graphdb.tags import parse_tags
+           until: datetime | None, as_json: bool) -> None:
+    """Search memory like the controller does (search_clip or search_node).
 
-    chars = list(characters) + [n for _, n in parse_tags(query, ("character",))]
-    vector = text_embedder(settings).embed([query])[0].tolist()
+    A <character_K> tag in QUERY scopes the search to that character, like --character K.
+    """
+    from m3graph.service import SearchRequest
+
+    request = SearchRequest(query=query, videos=videos or None, before_clip=before_clip, mode=mode, k=top_k,
+                            threshold=threshold, characters=characters, since=since, until=until)
     with _graph(settings) as graph:
-        if mode == "clip":
-            results = graph.search.search_clip(vector, videos or None, before_clip, k=top_k, threshold=threshold,
-                                               characters=chars, text=query, since=_utc(since), until=_utc(until))
-        else:
-            results = graph.search.search_node(vector, videos or None, before_clip, k=top_k, characters=chars,
-                                               text=query, since=_utc(since), until=_utc(until), threshold=threshold)
+        service = _service(settings, graph)
+        if as_json:
+            click.echo(json.dumps(service.search(request), ensure_ascii=False, indent=2))
+            return
+        results = service.search_results(request)
     print_results(results)
 
 
@@ -145,7 +159,7 @@ def demo(settings: Settings, video_id: str | None) -> None:
     from m3graph.embedding import text_embedder
     from m3graph.graphdb.server import ensure_server
     from m3graph.graphdb.store import MemoryGraph
-    from m3graph.ingest.demo import DEMO_VIDEO, QUESTIONS, load_demo
+    from m3graph.ingest.demo import DEMO_VIDEO, QUESTIONS, demo_request, load_demo
 
     video_id = video_id or DEMO_VIDEO
     status = ensure_server(settings)
@@ -163,10 +177,10 @@ def demo(settings: Settings, video_id: str | None) -> None:
             face, voice = result.faces[name], result.voices.get(name)
             voice_txt = f", <voice_{voice}> -> <character_{chars[voice]}>" if voice is not None else ""
             click.echo(f"  {name}: <face_{face}> -> <character_{chars[face]}>{voice_txt}")
+        service = _service(settings, graph, embedder)
         for question in QUESTIONS:
             click.echo(f"\nQ: {question}")
-            vector = embedder.embed([question])[0].tolist()
-            print_results(graph.search.search_clip(vector, [video_id], text=question))
+            print_results(service.search_results(demo_request(question, video_id)))
         click.echo("\nname -> character lookups:")
         for name in ("Lily", "Jack", "Mia"):
             found = graph.search.characters_named(name, [video_id])
@@ -225,8 +239,11 @@ def delete() -> None:
 @click.argument("clip_index", type=int)
 @click.pass_obj
 def delete_clip(settings: Settings, video_id: str, clip_index: int) -> None:
+    from m3graph.service import DeleteRequest
+
+    request = DeleteRequest(kind="clip", video=video_id, clip=clip_index)
     with _graph(settings) as graph:
-        graph.delete_clip(video_id, clip_index)
+        _service(settings, graph).delete(request)
     click.echo(f"deleted clip {clip_index} of {video_id}")
 
 
@@ -234,8 +251,11 @@ def delete_clip(settings: Settings, video_id: str, clip_index: int) -> None:
 @click.argument("video_id")
 @click.pass_obj
 def delete_video(settings: Settings, video_id: str) -> None:
+    from m3graph.service import DeleteRequest
+
+    request = DeleteRequest(kind="video", video=video_id)
     with _graph(settings) as graph:
-        n = graph.delete_video(video_id)
+        n = _service(settings, graph).delete(request)["clips"]
     click.echo(f"deleted video {video_id} ({n} clips)")
 
 
@@ -243,8 +263,11 @@ def delete_video(settings: Settings, video_id: str) -> None:
 @click.argument("char_id", type=int)
 @click.pass_obj
 def delete_character(settings: Settings, char_id: int) -> None:
+    from m3graph.service import DeleteRequest
+
+    request = DeleteRequest(kind="character", char_id=char_id)
     with _graph(settings) as graph:
-        summary = graph.delete_character(char_id)
+        summary = _service(settings, graph).delete(request)["summary"]
     click.echo(f"deleted character {char_id}: {summary}")
 
 

@@ -43,11 +43,12 @@ def mcp(ctx: click.Context, http_spec: str | None, read_only: bool, files_roots:
     try:
         from m3graph.mcp.security import http_security, is_loopback, new_token, parse_http
         from m3graph.mcp.server import build_server
-        from m3graph.mcp.service import MemoryService
+        from m3graph.mcp.service import McpService
     except ImportError as exc:
         raise click.ClickException(f"{exc}; install the MCP extra: pip install 'm3graph[mcp]'") from None
     from m3graph.graphdb.server import ensure_server
     from m3graph.graphdb.store import MemoryGraph
+    from m3graph.reasoning.control import controller_factory
 
     http = parse_http(http_spec) if http_spec else None
     if http and not is_loopback(http[0]) and not allow_remote:
@@ -58,8 +59,9 @@ def mcp(ctx: click.Context, http_spec: str | None, read_only: bool, files_roots:
     ensure_server(settings)
     graph = MemoryGraph.connect(settings)
     try:
-        service = MemoryService(settings, graph, files_roots=files_roots, use_celery=use_celery,
-                                cypher_timeout_s=cypher_timeout, cypher_max_rows=cypher_max_rows)
+        service = McpService(settings, graph, files_roots=files_roots, use_celery=use_celery,
+                             cypher_timeout_s=cypher_timeout, cypher_max_rows=cypher_max_rows,
+                             controller_factory=controller_factory(settings, graph))
         server = build_server(service, allow_writes=not read_only, token=token if http else None, http=http)
         if http is None:
             server.run("stdio")

@@ -40,15 +40,12 @@ def print_trace(trace) -> None:  # type: ignore[no-untyped-def]
 def ask(settings: Settings, question: str, videos: tuple[str, ...], before_clip: int | None, mode: str | None,
         rounds: int | None, show_trace: bool, as_json: bool) -> None:
     """Answer QUESTION from memory: at most H rounds of search, then an answer."""
-    from m3graph.cli import _graph
-    from m3graph.embedding import text_embedder
-    from m3graph.reasoning.control import make_controller
+    from m3graph.cli import _graph, _service
+    from m3graph.service import AskRequest
 
-    if rounds is not None:
-        settings = settings.model_copy(update={"control_rounds": rounds})
+    request = AskRequest(question=question, videos=videos or None, before_clip=before_clip, rounds=rounds, mode=mode)
     with _graph(settings) as graph:
-        controller = make_controller(settings, graph, text_embedder(settings), mode=mode)
-        trace = controller.answer(question, list(videos) or None, before_clip)
+        trace = _service(settings, graph).answer(request)
     if as_json:
         click.echo(json.dumps(trace.to_dict(), ensure_ascii=False, indent=2))
         return

@@ -4,7 +4,9 @@ It goes through the same store API that real ingestion uses: clips are registere
 clusters are resolved against persistent entities (embeddings are synthetic but person-consistent, so the
 same person is recognised across clips), memories are embedded with the configured text model, and
 equivalence statements become voted SAME_AS edges. One deliberately wrong equivalence (the reference's
-failure case, §3.6) shows that a single bad vote does not merge two people.
+failure case, §3.6) shows that a single bad vote does not merge two people. Each clip goes through
+`MemoryGraph.register_clip`, so the meta-clip vote (one face and one voice alone in a clip) is the store's own
+rule, and the demo's questions are searched as `SearchRequest`s by the application service, like every front end.
 """
 
 from __future__ import annotations
@@ -17,13 +19,13 @@ from m3graph.embedding import TextEmbedder
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import (
     ClipInfo,
-    EquivalenceVote,
     FaceCluster,
     FaceObservation,
     MemoryIn,
     UtteranceObservation,
     VoiceCluster,
 )
+from m3graph.service.requests import SearchRequest
 
 DEMO_VIDEO = "demo-kitchen"
 
@@ -69,6 +71,11 @@ QUESTIONS = [
 ]
 
 
+def demo_request(question: str, video_id: str = DEMO_VIDEO) -> SearchRequest:
+    """How the demo searches: the controller's clip search over the demo video."""
+    return SearchRequest(query=question, videos=(video_id,))
+
+
 @dataclass
 class DemoResult:
     video_id: str
@@ -102,8 +109,6 @@ def load_demo(graph: MemoryGraph, embedder: TextEmbedder, video_id: str = DEMO_V
     voices: dict[str, int] = {}
     for index, clip in enumerate(SCRIPT):
         start = index * clip_s
-        graph.upsert_clip(ClipInfo(video_id=video_id, clip_index=index, start_s=start, end_s=start + clip_s),
-                          video_name="Demo: breakfast in the kitchen")
         face_clusters = [
             FaceCluster(label=i, observations=[
                 FaceObservation(frame_time_s=start + t, bbox=(40 + 200 * i, 60, 160 + 200 * i, 200),
@@ -111,20 +116,19 @@ def load_demo(graph: MemoryGraph, embedder: TextEmbedder, video_id: str = DEMO_V
                                 embedding=list(face_base[name] + 0.15 * rng.normal(size=ident.face_dim)))
                 for t in range(0, 10, 2)])
             for i, name in enumerate(clip["faces"])]
-        for res, name in zip(graph.resolve_faces(video_id, index, face_clusters), clip["faces"], strict=True):
-            faces[name] = res.entity_id
         voice_clusters = [
             VoiceCluster(label=i, utterances=[UtteranceObservation(
                 start_s=start + 2 + 8 * i, end_s=start + 7 + 8 * i, text=line,
                 embedding=list(voice_base[name] + 0.1 * rng.normal(size=ident.voice_dim)))])
             for i, (name, line) in enumerate(clip["voices"])]
         names = [name for name, _ in clip["voices"]]
-        for res, name in zip(graph.resolve_voices(video_id, index, voice_clusters), names, strict=True):
-            voices[name] = res.entity_id
-        if len(clip["faces"]) == 1 and names == clip["faces"]:
-            # The paper's meta-clip: one face and one voice alone in a clip are taken to be the same person.
-            graph.record_votes(video_id, index, [EquivalenceVote(face_id=faces[names[0]], voice_id=voices[names[0]],
-                                                                 source="meta-clip")])
+        # Clip, face and voice resolution and the paper's meta-clip vote (one face and one voice alone in a clip
+        # are the same person), as real ingestion registers a clip.
+        face_res, voice_res = graph.register_clip(
+            ClipInfo(video_id=video_id, clip_index=index, start_s=start, end_s=start + clip_s), face_clusters,
+            voice_clusters, video_name="Demo: breakfast in the kitchen")
+        faces.update({name: res.entity_id for res, name in zip(face_res, clip["faces"], strict=True)})
+        voices.update({name: res.entity_id for res, name in zip(voice_res, names, strict=True)})
         texts = [(kind, _tagged(t, faces, voices)) for kind in ("episodic", "semantic") for t in clip[kind]]
         vectors = embedder.embed([t for _, t in texts])
         graph.write_memories(video_id, index, [

@@ -14,7 +14,7 @@ import contextlib
 import importlib.metadata
 import logging
 from collections.abc import Callable, Iterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -24,7 +24,19 @@ from pydantic import Field, SecretStr, ValidationError
 from m3graph.errors import M3GraphError
 from m3graph.mcp.output import one_line
 from m3graph.mcp.security import StaticTokenVerifier, auth_settings
-from m3graph.mcp.service import MAX_NEIGHBOURS, MemoryService
+from m3graph.mcp.service import McpService
+from m3graph.service import requests as rq
+from m3graph.service.requests import (
+    AskRequest,
+    CharacterRequest,
+    DeleteRequest,
+    FetchClipRequest,
+    IngestStatusRequest,
+    SearchRequest,
+    TimelineRequest,
+    UndoVoteRequest,
+    VoteRequest,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,11 +60,11 @@ READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_h
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 DESTROY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
-Videos = Annotated[list[str] | None, Field(description="Only these source ids (from list_videos); default: all.")]
-BeforeClip = Annotated[int | None, Field(ge=0, description="Only memory up to and including this clip index "
-                                                          "(the moment a question is asked); default: all clips.")]
-EntityId = Annotated[int, Field(ge=0, description="A face, voice or speaker entity id (from character or "
-                                                  "fetch_clip), not a character id.")]
+# Argument types are the request fields' own (`m3graph.service.requests`): bounds and descriptions are stated
+# once, so a tool's JSON schema is the request's (tests/test_front_ends_agree.py checks it).
+Videos = rq.Videos
+BeforeClip = rq.BeforeClip
+EntityId = rq.EntityId
 
 
 class _Server(MCPServer):
@@ -93,7 +105,7 @@ def _errors(tool: str) -> Iterator[None]:
         raise ToolError(one_line(f"{type(exc).__name__}: {exc}")) from None
 
 
-def build_server(service: MemoryService, allow_writes: bool = False, token: SecretStr | None = None,
+def build_server(service: McpService, allow_writes: bool = False, token: SecretStr | None = None,
                  http: tuple[str, int] | None = None) -> MCPServer:
     """The server with the read tools, plus the write tools when `allow_writes`; `token` guards HTTP."""
     auth: dict[str, Any] = {}
@@ -118,18 +130,14 @@ def _tool(server: MCPServer, annotations: ToolAnnotations) -> Callable[[Callable
     return register
 
 
-def _read_tools(server: MCPServer, svc: MemoryService) -> None:
+def _read_tools(server: MCPServer, svc: McpService) -> None:
     @_tool(server, READ)
     def search_memory(
-        query: Annotated[str, Field(min_length=1, description="What to look for, in words. A <character_K> tag "
-                                                              "in it scopes the search to that person.")],
+        query: rq.Query,
         videos: Videos = None,
         before_clip: BeforeClip = None,
-        mode: Annotated[Literal["clip", "node"], Field(description="'clip': the best whole clips with all their "
-                                                                   "memories; 'node': the best single memories.")]
-        = "clip",
-        k: Annotated[int | None, Field(ge=1, le=100, description="How many clips (clip mode, default 2) or "
-                                                                 "memories (node mode, default 20).")] = None,
+        mode: rq.Mode = "clip",
+        k: rq.K = None,
     ) -> dict[str, Any]:
         """Search the memory the way the question-answering controller does: hybrid ranking (meaning, by
         embeddings, fused with keyword BM25), floored so unrelated memories are dropped. Returns clips (source
@@ -138,28 +146,26 @@ def _read_tools(server: MCPServer, svc: MemoryService) -> None:
         <character_3>"). Pass before_clip to see only what was known at that clip. An empty list means nothing
         in scope matches; rephrase or widen the scope."""
         with _errors("search_memory"):
-            return svc.search_memory(query, videos, before_clip, mode, k)
+            return svc.search(SearchRequest(query=query, videos=videos, before_clip=before_clip, mode=mode, k=k))
 
     @_tool(server, READ)
     def fetch_clip(
-        video: Annotated[str, Field(description="The source id (from list_videos or a search result).")],
-        clip: Annotated[int, Field(ge=0, description="The clip index within that source.")],
-        before: Annotated[int, Field(ge=0, le=MAX_NEIGHBOURS, description="Also this many clips before it.")] = 0,
-        after: Annotated[int, Field(ge=0, le=MAX_NEIGHBOURS, description="Also this many clips after it.")] = 0,
+        video: Annotated[rq.VideoId, Field(description="The source id (from list_videos or a search result).")],
+        clip: rq.ClipIndex,
+        before: Annotated[rq.Neighbours, Field(description="Also this many clips before it.")] = 0,
+        after: Annotated[rq.Neighbours, Field(description="Also this many clips after it.")] = 0,
     ) -> dict[str, Any]:
         """Read one clip in full: its processing state, the faces and voices perceived in it with their
         characters, and every memory of it (and of up to 5 neighbouring clips before/after), people as
         <character_K>. Use it after a search hit to read the surrounding context, or to check what a clip
         holds."""
         with _errors("fetch_clip"):
-            return svc.fetch_clip(video, clip, before, after)
+            return svc.fetch_clip(FetchClipRequest(video=video, clip=clip, before=before, after=after))
 
     @_tool(server, READ)
     def character(
-        char_id: Annotated[int | None, Field(ge=0, description="The K of a <character_K> tag.")] = None,
-        name: Annotated[str | None, Field(min_length=1, description="A person's name, when the id is unknown: "
-                                                                    "resolved through the memories that name "
-                                                                    "them.")] = None,
+        char_id: rq.CharId | None = None,
+        name: rq.Name | None = None,
         videos: Videos = None,
     ) -> dict[str, Any]:
         """Who a person is: give char_id or name (exactly one). Returns the character's faces, voices and chat
@@ -167,7 +173,7 @@ def _read_tools(server: MCPServer, svc: MemoryService) -> None:
         manual identity votes, the semantic facts about them, episodes they appear in, first/last clip per
         source, and file paths of face crops and voice snippets. With a name, other candidates are listed too."""
         with _errors("character"):
-            return svc.character(char_id, name, videos)
+            return svc.character(CharacterRequest(char_id=char_id, name=name, videos=videos))
 
     @_tool(server, READ)
     def list_videos() -> dict[str, Any]:
@@ -178,18 +184,17 @@ def _read_tools(server: MCPServer, svc: MemoryService) -> None:
 
     @_tool(server, READ)
     def video_timeline(
-        video: Annotated[str, Field(description="The source id (from list_videos).")],
+        video: rq.VideoId,
     ) -> dict[str, Any]:
         """A source's clips in order: time span, processing state (and why a clip failed), how many memories,
         which faces/voices/speakers occur, and a one-line summary (its first memory, people as
         <character_K>). Use it to find which clip to fetch, or whether ingestion is complete."""
         with _errors("video_timeline"):
-            return svc.video_timeline(video)
+            return svc.video_timeline(TimelineRequest(video=video))
 
     @_tool(server, READ)
     def ask(
-        question: Annotated[str, Field(min_length=1, description="A question about what was seen, heard or "
-                                                                 "said.")],
+        question: rq.Question,
         videos: Videos = None,
         before_clip: BeforeClip = None,
     ) -> dict[str, Any]:
@@ -199,7 +204,7 @@ def _read_tools(server: MCPServer, svc: MemoryService) -> None:
         lines shown, tokens and time. Slower than search_memory (a model runs); prefer search_memory when you
         can read the evidence yourself."""
         with _errors("ask"):
-            return svc.ask(question, videos, before_clip)
+            return svc.ask(AskRequest(question=question, videos=videos, before_clip=before_clip))
 
     @_tool(server, READ)
     def graph_schema() -> dict[str, Any]:
@@ -224,7 +229,7 @@ def _read_tools(server: MCPServer, svc: MemoryService) -> None:
             return svc.read_cypher(query, params)
 
 
-def _write_tools(server: MCPServer, svc: MemoryService) -> None:
+def _write_tools(server: MCPServer, svc: McpService) -> None:
     @_tool(server, WRITE)
     def remember(
         text: Annotated[str, Field(min_length=1, description="The note, as one or a few sentences.")],
@@ -270,51 +275,47 @@ def _write_tools(server: MCPServer, svc: MemoryService) -> None:
 
     @_tool(server, READ)
     def ingest_status(
-        job_id: Annotated[str | None, Field(description="The job_id ingest returned; default: every job.")]
-        = None,
+        job_id: rq.JobId = None,
     ) -> dict[str, Any]:
         """Progress of background ingestion jobs started by ingest: state (running, watching, done, failed with
         the reason), per video the current clip of the total and its stage, and the latest progress lines."""
         with _errors("ingest_status"):
-            return svc.ingest_status(job_id)
+            return svc.ingest_status(IngestStatusRequest(job_id=job_id))
 
     @_tool(server, WRITE)
     def vote_same(a: EntityId, b: EntityId,
-                  note: Annotated[str | None, Field(description="Why (kept in the vote history).")] = None
-                  ) -> dict[str, Any]:
+                  note: rq.Note = None) -> dict[str, Any]:
         """Record a manual judgement that two entities (faces, voices or speakers) are the SAME person. It
         overrides the model's votes and merges their characters; returns the vote (with its vote_id, for
         undo_vote) and the resulting character of each."""
         with _errors("vote_same"):
-            return svc.vote(a, b, "same", note)
+            return svc.vote(VoteRequest(a=a, b=b, verdict="same", note=note), "mcp")
 
     @_tool(server, WRITE)
     def vote_different(a: EntityId, b: EntityId,
-                       note: Annotated[str | None, Field(description="Why (kept in the vote history).")] = None
-                       ) -> dict[str, Any]:
+                       note: rq.Note = None) -> dict[str, Any]:
         """Record a manual judgement that two entities are DIFFERENT people. It overrides the model's votes and
         splits their characters if they were merged; returns the vote (with its vote_id) and each entity's
         character afterwards."""
         with _errors("vote_different"):
-            return svc.vote(a, b, "different", note)
+            return svc.vote(VoteRequest(a=a, b=b, verdict="different", note=note), "mcp")
 
     @_tool(server, WRITE)
-    def undo_vote(vote_id: Annotated[int, Field(ge=1, description="The vote_id of a manual vote.")]
-                  ) -> dict[str, Any]:
+    def undo_vote(vote_id: rq.VoteId) -> dict[str, Any]:
         """Undo a manual identity vote: the grouping goes back to what the model's votes say. Undoing twice is
         harmless."""
         with _errors("undo_vote"):
-            return svc.undo_vote(vote_id)
+            return svc.undo_vote(UndoVoteRequest(vote_id=vote_id))
 
     @_tool(server, DESTROY)
     def delete(
-        kind: Annotated[Literal["clip", "video", "character"], Field(description="What to delete.")],
-        video: Annotated[str | None, Field(description="The source id (kind clip or video).")] = None,
-        clip: Annotated[int | None, Field(ge=0, description="The clip index (kind clip).")] = None,
-        char_id: Annotated[int | None, Field(ge=0, description="The character id (kind character).")] = None,
+        kind: rq.DeleteKind,
+        video: rq.DeleteVideo = None,
+        clip: rq.DeleteClip = None,
+        char_id: rq.DeleteCharId = None,
     ) -> dict[str, Any]:
         """Permanently delete a clip, a whole source, or a person (character) with everything derived from
         it: memories, evidence, votes, face crops, voice snippets. Cannot be undone; confirm with the user
         first."""
         with _errors("delete"):
-            return svc.delete(kind, video, clip, char_id)
+            return svc.delete(DeleteRequest(kind=kind, video=video, clip=clip, char_id=char_id))

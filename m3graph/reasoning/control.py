@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -450,3 +450,15 @@ def make_controller(settings: Settings, graph: MemoryGraph, embedder: TextEmbedd
 
     model = make_chat_model(settings.llm.control, settings.llm.models_dir)
     return Controller(model, graph, embedder, settings, mode=mode)
+
+
+def controller_factory(settings: Settings, graph: MemoryGraph) -> Callable[[TextEmbedder, int | None, str | None],
+                                                                            Controller]:
+    """What a front end injects into `m3graph.service.MemoryService` for `ask` (the service never imports this
+    package): a controller for a text embedder, H rounds (None: `settings.control_rounds`) and a dialect."""
+
+    def make(embedder: TextEmbedder, rounds: int | None, mode: str | None) -> Controller:
+        s = settings if rounds is None else settings.model_copy(update={"control_rounds": rounds})
+        return make_controller(s, graph, embedder, mode=mode)
+
+    return make

@@ -2,7 +2,9 @@
 
 Results come back as the research code showed them (reference §7.6): memory strings grouped by clip,
 `<character_K>` tags, no `Equivalence:` lines, no scores or ids. The scope (videos, `before_clip`) is fixed
-per question, so no tool can leak memory from after the moment the question was asked.
+per question, so no tool can leak memory from after the moment the question was asked. Searches are the
+application service's (`m3graph.service.search.run_search`), the one search every front end runs, so what the
+controller is shown is what `m3graph search`, the MCP tools and the explorer find for the same query.
 
 Choosing node- versus clip-level search in the M3 text contract: the research code ran node search only
 when the query contained the exact substring "character id" (§7.5), so "Character ID of Lily" or "who is
@@ -21,9 +23,12 @@ from datetime import datetime
 from typing import Any, Literal
 
 from m3graph.embedding import TextEmbedder
+from m3graph.errors import InvalidInputError
 from m3graph.graphdb.search import MemorySearch
-from m3graph.graphdb.tags import TAG, is_equivalence
+from m3graph.graphdb.tags import is_equivalence
 from m3graph.graphdb.types import ClipResult, clip_key
+from m3graph.service.requests import SearchRequest
+from m3graph.service.search import characters_in, run_search
 from m3graph.settings import Settings
 
 ToolName = Literal["search_clip", "search_node", "fetch_clip"]
@@ -34,10 +39,6 @@ _IDENTITY = re.compile(
     r"|\bnames?\s+of\b"  # "name of <character_2>"
     r"|\bwho\s+is\s+called\b|\bis\s+(?:called|named)\b",
     re.IGNORECASE)
-
-
-def characters_in(query: str) -> list[int]:
-    return sorted({int(m.group(2)) for m in TAG.finditer(query) if m.group(1).lower() == "character"})
 
 
 def wants_node_search(query: str) -> bool:
@@ -103,12 +104,17 @@ class MemoryTools:
         return [float(x) for x in self.embedder.embed([query])[0]]
 
     # -- tools ---------------------------------------------------------------------------------------
+    def request(self, query: str, mode: Literal["clip", "node"], k: int) -> SearchRequest:
+        """This question's scope around one query, as the request every front end's search takes."""
+        return SearchRequest(query=query, videos=self.videos, before_clip=self.before_clip, since=self.since,
+                             until=self.until, k=k, mode=mode)
+
     def search_clip(self, query: str, fallback: bool = True) -> ToolResult:
         """The best clips not shown yet (hybrid: vector floored + full text, fused), all their memories."""
-        chars = characters_in(query)
-        results = self.search.search_clip(self._vector(query), self.videos, self.before_clip, exclude=self.shown,
-                                          k=self.cfg.clip_topk, characters=chars, text=TAG.sub(" ", query).strip(),
-                                          since=self.since, until=self.until)
+        if not query.strip():
+            return ToolResult("search_clip", query, {}, fallback="an empty query: nothing was searched")
+        results = run_search(self.search, self._vector, self.request(query, "clip", self.cfg.clip_topk),
+                             exclude=self.shown)
         knowledge, keys = self._knowledge(results)
         self.shown += [k for k in keys if k not in self.shown]
         if not knowledge and fallback:
@@ -123,10 +129,9 @@ class MemoryTools:
 
     def search_node(self, query: str, k: int | None = None) -> ToolResult:
         """The top memories one by one (hybrid vector + full-text), grouped by clip; scoped to named characters."""
-        chars = characters_in(query)
-        text = TAG.sub(" ", query).strip() or None
-        results = self.search.search_node(self._vector(query), self.videos, self.before_clip, k=k or self.cfg.node_topk,
-                                          characters=chars, text=text, since=self.since, until=self.until)
+        if not query.strip():
+            return ToolResult("search_node", query, {}, fallback="an empty query: nothing was searched")
+        results = run_search(self.search, self._vector, self.request(query, "node", k or self.cfg.node_topk))
         knowledge, keys = self._knowledge(results)
         return ToolResult("search_node", query, knowledge, keys)
 
@@ -144,11 +149,14 @@ class MemoryTools:
         return ToolResult("fetch_clip", ref, knowledge, keys)
 
     def run(self, tool: str, argument: str) -> ToolResult:
+        """Runs the named tool; an unknown name is refused (it used to fall back to search_clip silently)."""
+        if tool == "search_clip":
+            return self.search_clip(argument)
         if tool == "search_node":
             return self.search_node(argument)
         if tool == "fetch_clip":
             return self.fetch_clip(argument)
-        return self.search_clip(argument)
+        raise InvalidInputError(f"unknown memory tool {tool!r}: use search_clip, search_node or fetch_clip")
 
     def m3_search(self, query: str) -> ToolResult:
         """The M3 contract's one search action, routed by what the query asks for."""

@@ -1,0 +1,35 @@
+"""The application layer: one typed request per operation and one service that every front end calls.
+
+Why a package of its own: the CLI, the MCP server, the explorer, the demo and the controller's tools used to
+build searches by hand and disagreed (tags, character scope, time window). Now each front end only builds a
+request (`requests`: validated once, with m3graph's own errors) and shows what the service returns.
+
+Modules: `requests` (the frozen request types and every bound), `search` (THE search: tags, scope, the graph's
+hybrid ranking), `memory` (`MemoryService`: search, fetch clip, ask, characters, timelines, votes, deletes,
+ingestion status), `reads` (named read queries shared by the front ends), `jobs` (background ingestion jobs),
+`output` (plain JSON values, never an embedding).
+
+Dependencies: this package imports the store (`graphdb`), `embedding` and settings, never a front end (`cli`,
+`mcp`, `explore`), never `reasoning` (whose tools call `search`) and never `ingest` (which imports the
+memorizing model); the controller and the ingestion runner are injected by the front end.
+"""
+
+from m3graph.service.memory import MemoryService
+from m3graph.service.requests import (
+    AskRequest,
+    CharacterRequest,
+    DeleteRequest,
+    FetchClipRequest,
+    IngestStatusRequest,
+    ListVideosRequest,
+    SearchRequest,
+    StatsRequest,
+    TimelineRequest,
+    UndoVoteRequest,
+    VoteRequest,
+)
+from m3graph.service.search import run_search
+
+__all__ = ["AskRequest", "CharacterRequest", "DeleteRequest", "FetchClipRequest", "IngestStatusRequest",
+           "ListVideosRequest", "MemoryService", "SearchRequest", "StatsRequest", "TimelineRequest",
+           "UndoVoteRequest", "VoteRequest", "run_search"]

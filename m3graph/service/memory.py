@@ -1,0 +1,247 @@
+"""The application service: every operation a front end offers, over one open store, one request each.
+
+Why one class: the CLI, the MCP server, the explorer and the demo are only ways of building a request and
+showing a result; what a search, a clip read, a vote or a delete *does* is decided here, once. Inputs arrive
+already validated (`m3graph.service.requests`); what only the graph can tell (an unknown video where an
+operation needs one) is refused here with `NotFoundError`. Results come as plain JSON values (`output.plain`,
+never an embedding); `search_results` also gives the `ClipResult`s for front ends that render them.
+
+What this package does not import, so that the controller can import its search (tests/test_layers.py): the
+reasoning package (`ask` gets its controller from `controller_factory`, injected by the front end) and the
+ingestion package (ingestion jobs run the `IngestRun` the front end injects).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from m3graph.errors import InvalidInputError, NotFoundError
+from m3graph.graphdb.store import MemoryGraph
+from m3graph.graphdb.tags import is_equivalence, parse_tags, render_characters
+from m3graph.graphdb.types import ClipResult
+from m3graph.service import reads
+from m3graph.service.jobs import IngestJobs, IngestRun
+from m3graph.service.output import plain
+from m3graph.service.requests import (
+    AskRequest,
+    CharacterRequest,
+    DeleteRequest,
+    FetchClipRequest,
+    IngestStatusRequest,
+    ListVideosRequest,
+    SearchRequest,
+    StatsRequest,
+    TimelineRequest,
+    UndoVoteRequest,
+    VoteRequest,
+)
+from m3graph.service.search import run_search, scoped_characters
+from m3graph.settings import Settings
+
+MAX_CHARACTER_MEMORIES = 200
+
+
+class Controller(Protocol):
+    def answer(self, question: str, videos: list[str] | None, before_clip: int | None) -> Any: ...
+
+
+# (text embedder, rounds or None for the configured H, controller dialect or None) -> a controller
+ControllerFactory = Callable[[Any, int | None, str | None], Controller]
+
+
+class MemoryService:
+    """Search, read, ask, vote and delete over one open `MemoryGraph`."""
+
+    def __init__(self, settings: Settings, graph: MemoryGraph, *,
+                 embedder_factory: Callable[[], Any] | None = None,
+                 controller_factory: ControllerFactory | None = None,
+                 ingest_run: IngestRun | None = None) -> None:
+        self.settings = settings
+        self.graph = graph
+        self.jobs = IngestJobs(ingest_run)
+        self._embedder_factory = embedder_factory
+        self._controller_factory = controller_factory
+        self._embedder: Any = None
+        self._controllers: dict[tuple[int | None, str | None], Controller] = {}
+        self._embed_lock = threading.Lock()  # one model, loaded once, one encode at a time
+        self._ask_lock = threading.Lock()  # a local chat model answers one question at a time
+
+    # -- lazily loaded models ------------------------------------------------------------------------------
+    @property
+    def embedder(self) -> Any:
+        with self._embed_lock:
+            if self._embedder is None:
+                if self._embedder_factory is not None:
+                    self._embedder = self._embedder_factory()
+                else:
+                    from m3graph.embedding import text_embedder
+
+                    self._embedder = text_embedder(self.settings)
+            return self._embedder
+
+    def embed(self, text: str) -> list[float]:
+        embedder = self.embedder
+        with self._embed_lock:
+            return [float(x) for x in embedder.embed([text])[0]]
+
+    # -- checks only the graph can make ----------------------------------------------------------------------
+    def require_videos(self, videos: Sequence[str] | None) -> None:
+        """NotFoundError naming the first id that is not a source in the graph."""
+        for video in videos or ():
+            if not self.graph.video_exists(video):
+                raise NotFoundError(f"no source {video!r} in the graph")
+
+    # -- rendering -----------------------------------------------------------------------------------------
+    def _render_texts(self, texts: Sequence[str]) -> list[str]:
+        """Raw `<face_N>`/`<voice_N>`/`<speaker_N>` tags as `<character_K>`, from the IS structure."""
+        refs = {ref for t in texts for ref in parse_tags(t or "")}
+        chars = self.graph.characters_of(sorted({eid for _, eid in refs})) if refs else {}
+        mapping = {(kind, eid): chars[eid] for kind, eid in refs if eid in chars}
+        return [render_characters(t or "", mapping) for t in texts]
+
+    @staticmethod
+    def clip_dict(result: ClipResult, with_scores: bool = True) -> dict[str, Any]:
+        """A clip as the tools show it: no `Equivalence:` lines, scores rounded to 4 places."""
+        memories = [{"kind": m.kind, "text": m.text, **({"score": round(m.score, 4)} if with_scores and m.score
+                                                          is not None else {})}
+                    for m in result.memories if not is_equivalence(m.raw_text)]
+        out: dict[str, Any] = {"video": result.video_id, "clip": result.clip_index, "start_s": result.start_s,
+                               "end_s": result.end_s, "started_at": result.started_at, "memories": memories}
+        if with_scores and result.score is not None:
+            out["score"] = round(result.score, 4)
+        return out
+
+    # -- search --------------------------------------------------------------------------------------------
+    def search_results(self, request: SearchRequest) -> list[ClipResult]:
+        """The search every front end runs (`m3graph.service.search.run_search`), as ClipResults."""
+        return run_search(self.graph.search, self.embed, request)
+
+    def search(self, request: SearchRequest) -> dict[str, Any]:
+        """search_clip / search_node (hybrid, floored), scoped by `<character_K>` tags and `characters`."""
+        clips = [c for c in (self.clip_dict(r) for r in self.search_results(request)) if c["memories"]]
+        return plain({"query": request.query, "mode": request.mode,
+                      "videos": list(request.videos) if request.videos else None,
+                      "before_clip": request.before_clip, "characters": scoped_characters(request), "clips": clips})
+
+    # -- reads ---------------------------------------------------------------------------------------------
+    def list_videos(self, request: ListVideosRequest | None = None) -> dict[str, Any]:
+        return plain({"videos": reads.videos(self.graph)})
+
+    def stats(self, request: StatsRequest) -> dict[str, int]:
+        """Node and relationship counts, of one source when `video` is given (it must exist)."""
+        if request.video is not None:
+            self.require_videos([request.video])
+        return self.graph.counts(request.video)
+
+    def video_timeline(self, request: TimelineRequest) -> dict[str, Any]:
+        rows = reads.timeline(self.graph, request.video)
+        summaries = self._render_texts([r["first"][0] if r["first"] else "" for r in rows])
+        clips = [{"clip": r["clip_index"], "start_s": r["start_s"], "end_s": r["end_s"], "started_at": r["started_at"],
+                  "state": r["state"], "reason": r["reason"], "memories": r["memories"], "faces": r["faces"],
+                  "voices": r["voices"], "speakers": r["speakers"], "summary": s or None}
+                 for r, s in zip(rows, summaries, strict=True)]
+        return plain({"video": request.video, "clips": clips})
+
+    def fetch_clip(self, request: FetchClipRequest) -> dict[str, Any]:
+        video, clip = request.video, request.clip
+        header = reads.clip(self.graph, video, clip)
+        found = self.graph.search.fetch_clip(video, clip, before=request.before, after=request.after)
+        return plain({
+            "video": video, "clip": clip, "state": header["state"], "reason": header["reason"], "uri": header["uri"],
+            "faces": [{"face": f, "character": c} for f, c in header["faces"]],
+            "voices": [{"voice": v, "character": c} for v, c in header["voices"]],
+            "clips": [self.clip_dict(r, with_scores=False) for r in found],
+        })
+
+    def character(self, request: CharacterRequest) -> dict[str, Any]:
+        char_id = request.char_id
+        candidates: list[dict[str, Any]] = []
+        if char_id is None:
+            found = self.graph.search.characters_named(str(request.name),
+                                                       list(request.videos) if request.videos else None)
+            if not found:
+                raise NotFoundError(f"no character is named {request.name!r} in memory")
+            char_id = found[0][0]
+            candidates = [{"char_id": c, "mentions": n} for c, n in found]
+        view = reads.character(self.graph, int(char_id), memory_limit=MAX_CHARACTER_MEMORIES)
+        appearances: dict[str, dict[str, int]] = {}
+        for m in view.memories:
+            span = appearances.setdefault(m["video_id"], {"first_clip": m["clip_index"], "last_clip": m["clip_index"]})
+            span["first_clip"] = min(span["first_clip"], m["clip_index"])
+            span["last_clip"] = max(span["last_clip"], m["clip_index"])
+        votes = self.graph.vote_history(char_id=view.char_id)
+        out: dict[str, Any] = {
+            "char_id": view.char_id, "name": view.name, "aliases": view.aliases,
+            "faces": [m["entity_id"] for m in view.members if m["kind"] == "face"],
+            "voices": [m["entity_id"] for m in view.members if m["kind"] == "voice"],
+            "speakers": [m["entity_id"] for m in view.members if m["kind"] == "speaker"],
+            "same_as": [{"face": s["face"], "voice": s["voice"], "votes": s["votes"], "evidence_clips": s["evidence"],
+                         "face_character": s["face_char"], "voice_character": s["voice_char"]}
+                        for s in view.same_as],
+            "manual_votes": [v.model_dump() for v in votes],
+            "facts": [m["text"] for m in view.memories if m["kind"] == "semantic" and not is_equivalence(m["text"])],
+            "episodes": [{"video": m["video_id"], "clip": m["clip_index"], "text": m["text"]}
+                         for m in view.memories if m["kind"] == "episodic"][:50],
+            "appearances": appearances,
+            "face_crops": {str(k): [c["uri"] for c in v] for k, v in view.crops.items()},
+            "voice_snippets": {str(k): [{"uri": s["uri"], "text": s["text"]} for s in v]
+                               for k, v in view.snippets.items()},
+        }
+        if view.char_id != char_id:
+            out["resolved_from_alias"] = char_id
+        if len(candidates) > 1:
+            out["other_candidates"] = candidates[1:]
+        return plain(out)
+
+    # -- ask -----------------------------------------------------------------------------------------------
+    def answer(self, request: AskRequest) -> Any:
+        """The controller's trace for the question (the object; `ask` gives it as plain JSON)."""
+        self.require_videos(request.videos)
+        if self._controller_factory is None:
+            raise InvalidInputError("this front end answers no questions (no controller was configured)")
+        key = (request.rounds, request.mode)
+        with self._ask_lock:
+            controller = self._controllers.get(key)
+            if controller is None:
+                controller = self._controllers[key] = self._controller_factory(self.embedder, *key)
+            return controller.answer(request.question, list(request.videos) if request.videos else None,
+                                     request.before_clip)
+
+    def ask(self, request: AskRequest) -> dict[str, Any]:
+        return plain(self.answer(request).to_dict())
+
+    # -- writes --------------------------------------------------------------------------------------------
+    def vote(self, request: VoteRequest, source_note: str = "manual") -> dict[str, Any]:
+        a, b = request.a, request.b
+        record = self.graph.vote_identity(a, b, request.verdict, note=request.note or source_note, source="manual")
+        chars = self.graph.characters_of([a, b])
+        return plain({"vote": record, "characters": {str(a): chars.get(a), str(b): chars.get(b)}})
+
+    def undo_vote(self, request: UndoVoteRequest) -> dict[str, Any]:
+        undone = self.graph.undo_vote(request.vote_id)
+        return {"vote_id": request.vote_id, "undone": undone,
+                "note": None if undone else "the vote was already undone"}
+
+    def delete(self, request: DeleteRequest) -> dict[str, Any]:
+        if request.kind == "clip":
+            assert request.video is not None and request.clip is not None  # the request checked it
+            self.graph.delete_clip(request.video, request.clip)
+            return {"deleted": "clip", "video": request.video, "clip": request.clip}
+        if request.kind == "video":
+            assert request.video is not None
+            n = self.graph.delete_video(request.video)
+            return {"deleted": "video", "video": request.video, "clips": n}
+        assert request.char_id is not None
+        return plain({"deleted": "character", "char_id": request.char_id,
+                      "summary": self.graph.delete_character(request.char_id)})
+
+    # -- ingestion jobs ------------------------------------------------------------------------------------
+    def ingest_status(self, request: IngestStatusRequest) -> dict[str, Any]:
+        if request.job_id:
+            return plain(self.jobs.get(request.job_id).status())
+        return plain({"jobs": [j.status() for j in self.jobs.all()]})
+
+
+__all__ = ["MAX_CHARACTER_MEMORIES", "Controller", "ControllerFactory", "MemoryService"]
