@@ -34,6 +34,7 @@ from m3graph.graphdb.server import LocalNeo4j, ensure_server
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, FaceCluster, FaceObservation, MemoryIn
 from m3graph.http_guard import allowed_hosts
+from m3graph.service import MemoryService
 from m3graph.settings import LocalServer, Settings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,7 +69,7 @@ def _serve(graph: MemoryGraph) -> tuple[uvicorn.Server, threading.Thread, str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    app = create_app(graph.settings, graph, TOKEN, hosts=allowed_hosts("127.0.0.1", port))
+    app = create_app(MemoryService(graph.settings, graph), TOKEN, hosts=allowed_hosts("127.0.0.1", port))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -66,6 +66,8 @@ def explore(settings: Settings, host: str, port: int, allow_remote: bool, build_
     from m3graph.explore.security import new_token
     from m3graph.graphdb.server import ensure_server
     from m3graph.graphdb.store import MemoryGraph
+    from m3graph.reasoning.control import controller_factory
+    from m3graph.service import MemoryService
 
     assets.build()
     why_not = "--no-model" if no_model else ask_unavailable(settings)
@@ -73,29 +75,16 @@ def explore(settings: Settings, host: str, port: int, allow_remote: bool, build_
         click.echo(f"note: Ask is not offered: {why_not}", err=True)
     ensure_server(settings)
     graph = MemoryGraph.connect(settings)
-    embedder = None
-    controller = None
 
-    def embed(text: str) -> list[float]:
-        nonlocal embedder
-        if embedder is None:
-            from m3graph.embedding import text_embedder
+    def embedder_factory():  # type: ignore[no-untyped-def]
+        from m3graph.embedding import text_embedder
 
-            embedder = text_embedder(settings)
-        return embedder.embed([text])[0].tolist()
+        return text_embedder(settings)
 
-    def answer(question: str, videos: list[str] | None, before_clip: int | None) -> dict[str, object]:
-        nonlocal controller
-        if controller is None:
-            from m3graph.embedding import text_embedder
-            from m3graph.reasoning.control import make_controller
-
-            controller = make_controller(settings, graph, text_embedder(settings))
-        return controller.answer(question, videos, before_clip).to_dict()
-
+    service = MemoryService(settings, graph, embedder_factory=embedder_factory,
+                            controller_factory=None if why_not else controller_factory(settings, graph))
     token = new_token()
-    app = create_app(settings, graph, token, hosts=allowed_hosts(host, port),
-                     answerer=None if why_not else answer, embed=embed)
+    app = create_app(service, token, hosts=allowed_hosts(host, port), can_ask=not why_not)
     click.echo(f"m3graph explorer: http://{netloc(host, port)}/?token={token}")
     click.echo("(the token is valid for this launch only; Ctrl-C stops the explorer)")
     try:

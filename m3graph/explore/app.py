@@ -3,7 +3,8 @@
 Served by the Python process that owns the graph connection (`m3graph explore`), on loopback by default. This
 module only assembles the app: the front door (`guard`: Host, token, same-origin writes, security headers), the
 error pages, and the route modules, each named for what its pages do (`pages`, `search`, `corrections`,
-`media`). Reads are named, parameterized queries; writes are the store's own calls.
+`media`). Reads and writes go through the application service (`m3graph.service.MemoryService`), as the CLI's
+and the MCP server's do.
 """
 
 from __future__ import annotations
@@ -17,25 +18,23 @@ from fastapi.staticfiles import StaticFiles
 
 from m3graph.errors import M3GraphError, NotFoundError
 from m3graph.explore import corrections, guard, media, pages, search
-from m3graph.explore.context import HERE, Answerer, Embed, Explorer, make_templates
+from m3graph.explore.context import HERE, Explorer, make_templates
 from m3graph.explore.security import csrf_for
-from m3graph.graphdb.store import MemoryGraph
-from m3graph.settings import Settings
+from m3graph.service import MemoryService
 
 STATIC = HERE / "static"
 
 
-def create_app(settings: Settings, graph: MemoryGraph, token: str, *, hosts: Sequence[str] | None,
-               answerer: Answerer | None = None, embed: Embed | None = None) -> FastAPI:
-    """The app over one open store.
+def create_app(service: MemoryService, token: str, *, hosts: Sequence[str] | None, can_ask: bool = False
+               ) -> FastAPI:
+    """The app over one service (and its open store).
 
     `hosts`: the Host header values it answers to (`m3graph.http_guard.allowed_hosts` of the bound address);
-    None only behind a proxy that checks them itself. `embed` and `answerer` are lazy so pages that do not search
-    start fast; `answerer` None hides Ask.
+    None only behind a proxy that checks them itself. `can_ask`: whether to offer Ask (the service then needs
+    its controller factory). The service loads its models lazily, so pages that do not search start fast.
     """
     app = FastAPI(title="m3graph explorer", docs_url=None, redoc_url=None, openapi_url=None)
-    ex = Explorer(settings=settings, graph=graph, token=token, csrf=csrf_for(token), templates=make_templates(),
-                  embed=embed, answerer=answerer)
+    ex = Explorer(service=service, token=token, csrf=csrf_for(token), templates=make_templates(), can_ask=can_ask)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     guard.install(app, token, hosts)
 

@@ -1,14 +1,15 @@
 """What every route module of the explorer shares: the open store, the templates, and form handling.
 
 One `Explorer` is built per app by `create_app`; route modules receive it instead of reaching for globals, so
-a test can run two explorers over two stores side by side.
+a test can run two explorers over two stores side by side. Every read and write goes through the application
+service (`m3graph.service`): its typed requests validate the analyst's input exactly as the CLI and MCP do, and
+its search is the one every front end runs.
 """
 
 from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,17 +24,14 @@ from markupsafe import Markup
 from m3graph.errors import InvalidInputError
 from m3graph.explore.security import token_ok
 from m3graph.graphdb.store import MemoryGraph
+from m3graph.service import MemoryService
+from m3graph.service.requests import MAX_INDEX
 from m3graph.settings import Settings
 
 HERE = Path(__file__).resolve().parent
-# Neo4j integers are signed 64-bit: a larger id can name nothing, and passing it would fail inside the driver.
-INT64_MAX = 2**63 - 1
-Id = Annotated[int, PathParam(ge=0, le=INT64_MAX)]
+# The service's bound on ids and clip indexes (inside Neo4j's 64-bit integers): a larger one can name nothing.
+Id = Annotated[int, PathParam(ge=0, le=MAX_INDEX)]
 _CHAR_TAG = re.compile(r"&lt;character_(\d+)&gt;")
-
-Answerer = Callable[[str, list[str] | None, int | None], dict[str, Any]]
-Embed = Callable[[str], list[float]]
-
 
 def render_memory(text: str) -> Markup:
     """Escaped memory text with each `<character_K>` turned into a link with the character's avatar."""
@@ -51,39 +49,30 @@ def media_url(uri: str | None, video_id: str, clip_index: int) -> str | None:
     return f"/media?v={quote(video_id, safe='')}&c={int(clip_index)}&uri={quote(uri, safe='/:')}"
 
 
-def whole_number(fields: dict[str, str], name: str) -> int:
-    """A form field as an id: a whole number Neo4j can hold (a bad one is the analyst's input error, 400)."""
-    raw = fields.get(name, "")
-    try:
-        value = int(raw)
-    except ValueError:
-        raise InvalidInputError(f"field {name!r} must be a whole number, got {raw!r}") from None
-    if not 0 <= value <= INT64_MAX:
-        raise InvalidInputError(f"field {name!r} is out of range: {raw!r}")
-    return value
-
-
-def optional_clip(raw: str) -> int | None:
-    """`before_clip` from a form or query: blank means none; anything else must be a clip number."""
-    if not raw.strip():
-        return None
-    return whole_number({"before_clip": raw.strip()}, "before_clip")
+def blank_none(raw: str | None) -> str | None:
+    """A form or query field left empty means "not given" (the request then uses its default)."""
+    return raw.strip() if raw and raw.strip() else None
 
 
 @dataclass
 class Explorer:
-    settings: Settings
-    graph: MemoryGraph
+    service: MemoryService
     token: str
     csrf: str
     templates: Jinja2Templates
-    embed: Embed | None = None
-    answerer: Answerer | None = None
+    can_ask: bool = False
+
+    @property
+    def graph(self) -> MemoryGraph:
+        return self.service.graph
+
+    @property
+    def settings(self) -> Settings:
+        return self.service.settings
 
     def page(self, request: Request, name: str, status_code: int = 200, **context: Any) -> Response:
         return self.templates.TemplateResponse(
-            request, name, {"csrf": self.csrf, "can_ask": self.answerer is not None, **context},
-            status_code=status_code)
+            request, name, {"csrf": self.csrf, "can_ask": self.can_ask, **context}, status_code=status_code)
 
     async def form(self, request: Request) -> dict[str, str]:
         fields = {k: v[-1] for k, v in parse_qs((await request.body()).decode()).items()}

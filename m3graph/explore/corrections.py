@@ -1,7 +1,7 @@
-"""Corrections: identity votes (and their undo) and deletions, each one of the store's own writes.
+"""Corrections: identity votes (and their undo) and deletions, through the service's typed requests.
 
-A correction made here is the same fact the CLI, MCP and chat speakers write. Every write needs the CSRF field
-(checked by `Explorer.form`); a deletion also needs its confirmation box.
+A correction made here is the same request the CLI and MCP build, so it is checked and written the same way.
+Every write needs the CSRF field (checked by `Explorer.form`); a deletion also needs its confirmation box.
 """
 
 from __future__ import annotations
@@ -12,29 +12,27 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from m3graph.errors import InvalidInputError, NotFoundError
-from m3graph.explore.context import Explorer, whole_number
+from m3graph.explore.context import Explorer, blank_none
+from m3graph.service import DeleteRequest, UndoVoteRequest, VoteRequest
 
 log = logging.getLogger(__name__)
 KINDS = ("clip", "video", "character")
 
 
 def register(app: FastAPI, ex: Explorer) -> None:
-    graph = ex.graph
+    service = ex.service
 
     @app.post("/vote")
     async def vote(request: Request) -> Response:
         fields = await ex.form(request)
-        verdict = fields.get("verdict")
-        if verdict not in ("same", "different"):
-            raise InvalidInputError(f"verdict must be 'same' or 'different', got {verdict!r}")
-        graph.vote_identity(whole_number(fields, "a"), whole_number(fields, "b"), verdict,
-                            note=fields.get("note") or "explorer")
+        service.vote(VoteRequest(a=fields.get("a", ""), b=fields.get("b", ""), verdict=fields.get("verdict", ""),
+                                 note=blank_none(fields.get("note"))), source_note="explorer")
         return ex.back(fields, "/")
 
     @app.post("/vote/undo")
     async def undo(request: Request) -> Response:
         fields = await ex.form(request)
-        graph.undo_vote(whole_number(fields, "vote_id"))
+        service.undo_vote(UndoVoteRequest(vote_id=fields.get("vote_id", "")))
         return ex.back(fields, "/")
 
     @app.get("/delete/{kind}/{ident:path}", response_class=HTMLResponse)
@@ -50,13 +48,12 @@ def register(app: FastAPI, ex: Explorer) -> None:
             raise InvalidInputError("deletion needs the confirmation box ticked")
         kind, ident = fields.get("kind", ""), fields.get("ident", "")
         if kind == "character":
-            graph.delete_character(whole_number(fields, "ident"))
-        elif kind == "video":
-            graph.delete_video(ident)
+            what = DeleteRequest(kind="character", char_id=ident)
         elif kind == "clip":
             video_id, _, index = ident.rpartition("/")
-            graph.delete_clip(video_id, whole_number({"clip": index}, "clip"))
+            what = DeleteRequest(kind="clip", video=video_id, clip=index)
         else:
-            raise InvalidInputError(f"nothing of kind {kind!r} can be deleted")
+            what = DeleteRequest(kind=kind, video=ident)
+        service.delete(what)
         log.info("explorer deleted %s %s", kind, ident)
         return RedirectResponse("/", status_code=303)

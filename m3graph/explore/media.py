@@ -16,8 +16,9 @@ from fastapi import FastAPI, Query
 from fastapi.responses import FileResponse, Response
 
 from m3graph.errors import NotFoundError
-from m3graph.explore import reads
-from m3graph.explore.context import INT64_MAX, Explorer, Id
+from m3graph.explore.context import Explorer, Id
+from m3graph.service import reads
+from m3graph.service.requests import MAX_INDEX
 
 
 def _local_path(uri: str) -> Path:
@@ -50,7 +51,7 @@ def _file(path: Path, default: str) -> FileResponse:
 
 def register(app: FastAPI, ex: Explorer) -> None:
     @app.get("/media")
-    def media(uri: str, v: str, c: Annotated[int, Query(ge=0, le=INT64_MAX)]) -> Response:
+    def media(uri: str, v: str, c: Annotated[int, Query(ge=0, le=MAX_INDEX)]) -> Response:
         path = servable(ex, uri, v, c)
         if path is None:
             return Response("not a media file of this memory", status_code=404, media_type="text/plain")

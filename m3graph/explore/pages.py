@@ -1,4 +1,9 @@
-"""Reading pages: sources, a source's timeline, a clip, a character (with its correction form), the graph view."""
+"""Reading pages: sources, a source's timeline, a clip, a character (with its correction form), the graph view.
+
+The pages show what the service returns (list_videos, video_timeline, fetch_clip) or its named reads
+(`m3graph.service.reads`: characters, a character's evidence, the graph neighbourhood); the few page-only reads
+(crops, neighbours, the correction form's choices) are named queries under cypher/explore.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +13,14 @@ from urllib.parse import quote
 from fastapi import FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from m3graph.explore import reads
 from m3graph.explore.assets import BUNDLE
-from m3graph.explore.context import INT64_MAX, Explorer, Id
+from m3graph.explore.context import Explorer, Id
 from m3graph.explore.media import servable
+from m3graph.service import FetchClipRequest, ListVideosRequest, TimelineRequest, reads
+from m3graph.service.requests import MAX_INDEX
 
-ClipBound = Annotated[int, Query(ge=0, le=INT64_MAX)]
-NodeCap = Annotated[int, Query(ge=1, le=INT64_MAX)]
+ClipBound = Annotated[int, Query(ge=0, le=MAX_INDEX)]
+NodeCap = Annotated[int, Query(ge=1, le=MAX_INDEX)]
 # The correction form lists at most this many faces and voices of one source (beyond it a list stops helping).
 MAX_PICKER_ENTITIES = 400
 
@@ -35,27 +41,30 @@ def pickers(ex: Explorer, view: reads.CharacterView, video: str) -> dict[str, An
 
 
 def register(app: FastAPI, ex: Explorer) -> None:
-    graph = ex.graph
+    graph, service = ex.graph, ex.service
 
     @app.get("/", response_class=HTMLResponse)
     def index(request: Request) -> Response:
-        return ex.page(request, "index.html", videos=reads.videos(graph), characters=reads.characters(graph, 200))
+        return ex.page(request, "index.html", videos=service.list_videos(ListVideosRequest())["videos"],
+                       characters=reads.characters(graph, 200))
 
     @app.get("/video/{video_id}", response_class=HTMLResponse)
     def video(request: Request, video_id: str) -> Response:
-        return ex.page(request, "video.html", video_id=video_id, clips=reads.timeline(graph, video_id))
+        timeline = service.video_timeline(TimelineRequest(video=video_id))
+        return ex.page(request, "video.html", video_id=video_id, clips=timeline["clips"])
 
     @app.get("/clip/{video_id}/{clip_index}", response_class=HTMLResponse)
     def clip(request: Request, video_id: str, clip_index: Id) -> Response:
-        data = reads.clip(graph, video_id, clip_index)
-        faces = [f[0] for f in data["faces"]]
-        voices = [v[0] for v in data["voices"]]
+        data = service.fetch_clip(FetchClipRequest(video=video_id, clip=clip_index))
+        faces = [f["face"] for f in data["faces"]]
+        voices = [v["voice"] for v in data["voices"]]
         crops = {r["entity_id"]: r["crops"] for r in graph.ex.read("explore/face_crops", ids=faces, per=2)}
         snippets = {r["entity_id"]: r["snippets"] for r in graph.ex.read("explore/voice_snippets", ids=voices,
                                                                            per=2)}
         (near,) = graph.ex.read("explore/clip_neighbours", video_id=video_id, clip_index=clip_index)
         has_video = bool(data["uri"]) and servable(ex, data["uri"], video_id, clip_index) is not None
-        return ex.page(request, "clip.html", clip=data, crops=crops, snippets=snippets, has_video=has_video,
+        return ex.page(request, "clip.html", clip=data, shown=data["clips"][0], crops=crops, snippets=snippets,
+                       has_video=has_video,
                        previous=_first(near["previous"]), next=_first(near["next"]))
 
     @app.get("/character/{char_id}", response_class=HTMLResponse)

@@ -101,6 +101,7 @@ async function draw(container) {
     if (href) window.location.assign(href);
   });
   tools(cy, data);
+  window.m3graphGraph = cy;  // for the browser tests and the benchmark
   cy.ready(() => {
     window.m3graphGraphStats = {
       nodes: data.nodes.length, edges: data.edges.length, truncated: data.truncated,
