@@ -215,6 +215,15 @@ def test_no_token_no_cross_origin_writes(server: str, ingested: MemoryGraph) -> 
     evil = requests.post(f"{server}/vote", data=form, cookies=cookies, headers={"Origin": "http://evil.example"},
                          timeout=30)
     assert evil.status_code == 403
+    for origin, site, admitted in (("null", "same-origin", True), ("null", "cross-site", False), ("null", None, False),
+                                   (server, "cross-site", False), (server, None, True)):
+        # What Chromium sends from the explorer's own pages under Referrer-Policy: no-referrer is Origin: null
+        # with Sec-Fetch-Site: same-origin; a foreign page's form says cross-site.
+        headers = {"Origin": origin, **({"Sec-Fetch-Site": site} if site else {})}
+        r = requests.post(f"{server}/vote", data={**form, "verdict": "same", "a": "0", "b": "0"}, cookies=cookies,
+                          headers=headers, timeout=30, allow_redirects=False)
+        # admitted, the vote (entity 0 with itself) is refused by the store (400 or 404): nothing is written
+        assert (r.status_code in (400, 404), r.status_code == 403) == (admitted, not admitted), (origin, site, r)
     no_csrf = requests.post(f"{server}/vote", data={**form, "csrf": "x"}, cookies=cookies,
                          headers={"Origin": server}, timeout=30)
     assert no_csrf.status_code == 400
@@ -387,7 +396,8 @@ def test_ask_is_offered_only_with_a_chat_model(server: str, ingested: MemoryGrap
         return ingested.settings.model_copy(update={"llm": llm.model_copy(update={"control": control})})
 
     assert "backend = none" in (ask_unavailable(with_control(backend=LLMBackend.NONE)) or "")
-    empty = ingested.settings.model_copy(update={"llm": llm.model_copy(update={"models_dir": tmp_path})})
+    packaged = with_control(backend=LLMBackend.LLAMA_CPP, model="qwen2.5-coder-1.5b")
+    empty = packaged.model_copy(update={"llm": packaged.llm.model_copy(update={"models_dir": tmp_path})})
     assert "m3graph model install" in (ask_unavailable(empty) or "")
     assert "is not there" in (ask_unavailable(with_control(model=str(tmp_path / "missing.gguf"))) or "")
     (tmp_path / "present.gguf").write_bytes(b"GGUF")

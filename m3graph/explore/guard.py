@@ -50,7 +50,8 @@ def install(app: FastAPI, token: str, hosts: Sequence[str] | None) -> None:
             return HTMLResponse("This explorer needs the link with its token that `m3graph explore` printed.",
                                 status_code=401)
         if request.method not in ("GET", "HEAD") and not same_origin(
-                request.headers.get("origin"), request.headers.get("referer"), request.headers.get("host")):
+                request.headers.get("origin"), request.headers.get("referer"), request.headers.get("host"),
+                request.headers.get("sec-fetch-site")):
             return HTMLResponse("cross-origin write refused", status_code=403)
         return await call_next(request)
 
