@@ -22,10 +22,10 @@ from mcp_types import ToolAnnotations
 from pydantic import Field, SecretStr, ValidationError
 
 from m3graph.errors import M3GraphError
-from m3graph.mcp.output import one_line
 from m3graph.mcp.security import StaticTokenVerifier, auth_settings
 from m3graph.mcp.service import McpService
 from m3graph.service import requests as rq
+from m3graph.service.output import one_line
 from m3graph.service.requests import (
     AskRequest,
     CharacterRequest,
