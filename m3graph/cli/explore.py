@@ -48,10 +48,13 @@ def check_bind(host: str, port: int, allow_remote: bool) -> None:
               help="Interface to listen on; a non-loopback one needs --allow-remote.")
 @click.option("--port", default=8765, show_default=True, type=int, help="TCP port, 1-65535.")
 @click.option("--allow-remote", is_flag=True, help="Allow --host on a non-loopback interface.")
+@click.option("--allow-host", "hosts", multiple=True, metavar="HOST:PORT",
+              help="Another Host header value to answer to (repeatable; e.g. the published address in a container).")
 @click.option("--build", "build_only", is_flag=True, help="Only build the graph view's assets (npm) and exit.")
 @click.option("--no-model", is_flag=True, help="Do not offer `ask` (no chat model is loaded).")
 @click.pass_obj
-def explore(settings: Settings, host: str, port: int, allow_remote: bool, build_only: bool, no_model: bool) -> None:
+def explore(settings: Settings, host: str, port: int, allow_remote: bool, hosts: tuple[str, ...], build_only: bool,
+            no_model: bool) -> None:
     """Browse sources, clips, characters and the graph; search, ask, and correct identities."""
     from m3graph.explore import assets
 
@@ -84,7 +87,7 @@ def explore(settings: Settings, host: str, port: int, allow_remote: bool, build_
     service = MemoryService(settings, graph, embedder_factory=embedder_factory,
                             controller_factory=None if why_not else controller_factory(settings, graph))
     token = new_token()
-    app = create_app(service, token, hosts=allowed_hosts(host, port), can_ask=not why_not)
+    app = create_app(service, token, hosts=allowed_hosts(host, port, hosts), can_ask=not why_not)
     click.echo(f"m3graph explorer: http://{netloc(host, port)}/?token={token}")
     click.echo("(the token is valid for this launch only; Ctrl-C stops the explorer)")
     try:
