@@ -8,9 +8,9 @@ by `<character_old>`) resolved to the other person, while the restored person go
 from __future__ import annotations
 
 from graph_fixtures import graph, memory_graph, rows  # noqa: F401
-from test_characters import _cast, _chars, _vote_3_to_1
+from test_characters import _cast, _chars, _equivalence, _vote_3_to_1
 
-from m3graph.graphdb.characters import revive_aliases
+from m3graph.graphdb.characters import origins, revive_aliases
 from m3graph.graphdb.store import MemoryGraph
 
 
@@ -45,3 +45,19 @@ def test_revive_aliases_picks_the_id_most_members_came_from() -> None:
     # an id that is no longer an alias (a live character elsewhere) is never taken
     live = [dict(e, aliases=[]) for e in entities]
     assert revive_aliases(groups, [1], live) == {}
+    assert origins(entities) == {1: 5, 13: 5, 12: 9, 14: 7, 15: 9}
+    assert origins(live) == {1: 5, 13: 5, 12: 5, 14: 5, 15: 5}
+
+
+def test_undo_gives_each_id_back_even_when_the_merged_away_part_is_larger(graph: MemoryGraph) -> None:
+    """face_12 (younger id) with voice_13 is the larger part; after merging face_1 into it and undoing, face_1's
+    id still names face_1, not the larger group that the surviving id would otherwise follow."""
+    c = _cast(graph)
+    for clip in (0, 1, 2):  # voice_13 belongs with face_12 this time
+        _equivalence(graph, clip, c.face_12, c.voice_13, c.gen)
+    before = _chars(graph, c)
+    assert before[12] == before[13] != before[1]
+    vote = graph.vote_identity(1, 12, "same")
+    assert len(set(_chars(graph, c).values())) == 1
+    graph.undo_vote(vote.vote_id)
+    assert _chars(graph, c) == before
