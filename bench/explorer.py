@@ -33,6 +33,8 @@ from m3graph.explore.app import create_app
 from m3graph.graphdb.server import LocalNeo4j, ensure_server
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, FaceCluster, FaceObservation, MemoryIn
+from m3graph.http_guard import allowed_hosts
+from m3graph.service import MemoryService
 from m3graph.settings import LocalServer, Settings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -67,8 +69,8 @@ def _serve(graph: MemoryGraph) -> tuple[uvicorn.Server, threading.Thread, str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(graph.settings, graph, TOKEN), host="127.0.0.1", port=port,
-                                           log_level="warning"))
+    app = create_app(MemoryService(graph.settings, graph), TOKEN, hosts=allowed_hosts("127.0.0.1", port))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     while not server.started:

@@ -10,8 +10,11 @@ Grouping rules (reference §3.6 describes the research code's, whose max-vote fi
 
 Stable ids: an old character goes to the new group holding most of its members (oldest characters choose
 first). On a merge the oldest id survives and the others become its `aliases`; on a split the larger part
-keeps the id and the other parts get new ids. Only the neighbourhood of the entities that changed is
-recomputed, under a global lock, inside the caller's transaction.
+keeps the id and the other parts get new ids, except a part that was merged away earlier: it takes its old id
+back (`revive_aliases`). Undoing a manual vote restores ids exactly: each goes to the group holding the members
+it had before the merge (`origins`), so an old id never ends up naming the person it had been merged with.
+Only the neighbourhood of the entities that changed is recomputed, under a global lock, inside the caller's
+transaction.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from m3graph.graphdb.executor import Tx
 from m3graph.settings import CharacterMode, Settings
@@ -133,6 +137,33 @@ def assign_ids(groups: Sequence[set[int]], current: dict[int, int | None]) -> tu
     return chosen, survivors
 
 
+def revive_aliases(groups: Sequence[set[int]], missing: Iterable[int], entities: Iterable[dict[str, Any]]
+                   ) -> dict[int, tuple[int, int]]:
+    """Groups that need an id and can take back one merged away: group index -> (id, character holding it).
+
+    A member remembers the character it was last moved out of (`prev`); when that id is now an alias of the
+    member's character, the group split off is that person again (a merge undone), so `/character/<old id>`
+    shows them rather than resolving, as an alias, to the person they had been merged with. The id most of the
+    group's members came from wins (ties: the smaller id); each id is given back once.
+    """
+    info = {row["id"]: row for row in entities}
+    out: dict[int, tuple[int, int]] = {}
+    used: set[int] = set()
+    for gi in missing:
+        counts: dict[tuple[int, int], int] = defaultdict(int)
+        for eid in groups[gi]:
+            row = info.get(eid) or {}
+            prev, holder = row.get("prev"), row.get("char_id")
+            if prev is not None and holder is not None and prev in (row.get("aliases") or ()):
+                counts[(prev, holder)] += 1
+        for (prev, holder), _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0])):
+            if prev not in used:
+                out[gi] = (prev, holder)
+                used.add(prev)
+                break
+    return out
+
+
 def _scope(tx: Tx, seeds: Iterable[int]) -> list[int]:
     scope, frontier = set(seeds), set(seeds)
     while frontier:
@@ -144,8 +175,20 @@ def _scope(tx: Tx, seeds: Iterable[int]) -> list[int]:
     return sorted(scope)
 
 
-def refresh_characters(tx: Tx, settings: Settings, seeds: Iterable[int]) -> int:
-    """Recomputes the characters around `seeds` (entity ids); returns how many groups changed."""
+def origins(entities: Iterable[dict[str, Any]]) -> dict[int, int | None]:
+    """Each entity's character before it was merged away: the id it was moved out of when that id is now an
+    alias of its character, else its character."""
+    return {row["id"]: row["prev"] if row.get("prev") is not None and row["prev"] in (row.get("aliases") or ())
+            else row["char_id"] for row in entities}
+
+
+def refresh_characters(tx: Tx, settings: Settings, seeds: Iterable[int], *, restore_merged: bool = False) -> int:
+    """Recomputes the characters around `seeds` (entity ids); returns how many groups changed.
+
+    `restore_merged` (undoing a manual vote): ids go to groups by where their members were before they were
+    merged away, so undoing a merge gives both people their old ids back, instead of the larger part taking the
+    surviving id and the other part a new one.
+    """
     tx.run("graph/lock", name="characters")
     ids = _scope(tx, seeds)
     if not ids:
@@ -164,7 +207,15 @@ def refresh_characters(tx: Tx, settings: Settings, seeds: Iterable[int]) -> int:
         groups = group_components(entities, edges, [tuple(p) for p in state["cannot"]])
     groups = apply_manual_votes(groups, dict(entities), manual)
     groups.sort(key=min)
-    chosen, survivors = assign_ids(groups, current)
+    chosen, survivors = assign_ids(groups, origins(state["entities"]) if restore_merged else current)
+    live = {c for c in current.values() if c is not None}
+    survivors = {old: new for old, new in survivors.items() if old in live}
+    holders = {row["prev"]: row["char_id"] for row in state["entities"]
+               if row.get("prev") in (row.get("aliases") or ())}
+    revived = {gi: (char, holders[char]) for gi, char in enumerate(chosen) if char is not None and char not in live}
+    revived |= revive_aliases(groups, [i for i, c in enumerate(chosen) if c is None], state["entities"])
+    for gi, (old_id, _) in revived.items():
+        chosen[gi] = old_id
     missing = [i for i, c in enumerate(chosen) if c is None]
     if missing:
         first = tx.one("graph/allocate_ids", counter="character", n=len(missing))["first"]
@@ -178,5 +229,6 @@ def refresh_characters(tx: Tx, settings: Settings, seeds: Iterable[int]) -> int:
         rows.append({"char_id": char, "members": sorted(group)})
     if changed or survivors:
         tx.run("characters/write", groups=rows,
-               retired=[{"old": old, "new": new} for old, new in sorted(survivors.items())])
+               retired=[{"old": old, "new": new} for old, new in sorted(survivors.items())],
+               revived=[{"id": old_id, "holder": holder} for old_id, holder in sorted(revived.values())])
     return changed

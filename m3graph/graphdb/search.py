@@ -70,7 +70,8 @@ def _clip_result(row: dict[str, Any], by_clip: bool) -> ClipResult:
                 for m in row["memories"]]
     score = row["cosine"] if by_clip else max((m.score for m in memories if m.score is not None), default=None)
     return ClipResult(video_id=row["video_id"], clip_index=row["clip_index"], start_s=row["start_s"],
-                      end_s=row["end_s"], score=score, memories=memories, started_at=_native(row["started_at"]))
+                      end_s=row["end_s"], score=score, memories=memories, started_at=_native(row["started_at"]),
+                      rank=row.get("score"))
 
 
 @dataclass(frozen=True)

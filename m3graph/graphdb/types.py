@@ -129,9 +129,10 @@ class ClipResult(_Frozen):
     clip_index: int
     start_s: float | None
     end_s: float | None
-    score: float | None
+    score: float | None  # the best memory's cosine to the query (what the reference showed)
     memories: list[RenderedMemory]
     started_at: datetime | None = None  # the clip's absolute start where known (a session's date)
+    rank: float | None = None  # the fused relevance the search ordered by (results come highest first)
 
     @property
     def label(self) -> str:

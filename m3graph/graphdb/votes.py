@@ -59,7 +59,7 @@ def undo_vote(ex: Executor, settings: Settings, vote_id: int) -> bool:
         row = tx.single("votes/undo", vote_id=int(vote_id))
         if row is None:
             raise NotFoundError(f"identity vote {vote_id} does not exist")
-        refresh_characters(tx, settings, [row["a"], row["b"]])
+        refresh_characters(tx, settings, [row["a"], row["b"]], restore_merged=True)
         return bool(row["undone"])
 
     return ex.write_tx(work, label="undo_vote")

@@ -10,7 +10,6 @@ time and never logged; it comes from `M3GRAPH_MCP_TOKEN` or is generated per lau
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import secrets
 from collections.abc import Sequence
 
@@ -20,8 +19,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import SecretStr
 
 from m3graph.errors import ConfigError
-
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+from m3graph.http_guard import LOOPBACK_NAMES, allowed_hosts, is_loopback, port_problem
+from m3graph.http_guard import netloc as _netloc
 
 
 def new_token() -> SecretStr:
@@ -52,30 +51,17 @@ def parse_http(spec: str) -> tuple[str, int]:
         number = int(port)
     except ValueError:
         raise ConfigError(f"--http {spec!r}: expected HOST:PORT") from None
-    if not 0 < number < 65536:
+    if port_problem(number):
         raise ConfigError(f"--http {spec!r}: port must be 1-65535")
     return host, number
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _netloc(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def http_security(host: str, port: int, extra_origins: Sequence[str] = (), extra_hosts: Sequence[str] = ()
                   ) -> TransportSecuritySettings:
     """Host and Origin allow-lists: this server's own address (the one it prints), plus the loopback names when
-    bound to loopback (127.0.0.2 is loopback too, but only its own address was missing from the list)."""
+    bound to loopback."""
     names = list(dict.fromkeys([host, *LOOPBACK_NAMES])) if is_loopback(host) else [host]
-    hosts = [_netloc(n, port) for n in names] + list(extra_hosts)
+    hosts = allowed_hosts(host, port, extra_hosts)
     origins = [f"http://{_netloc(n, port)}" for n in names] + [o.rstrip("/") for o in extra_origins]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
                                      allowed_origins=origins)

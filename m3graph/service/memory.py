@@ -111,6 +111,8 @@ class MemoryService:
                                "end_s": result.end_s, "started_at": result.started_at, "memories": memories}
         if with_scores and result.score is not None:
             out["score"] = round(result.score, 4)
+        if with_scores and result.rank is not None:
+            out["relevance"] = round(result.rank, 4)  # what the search ordered by (highest first)
         return out
 
     # -- search --------------------------------------------------------------------------------------------

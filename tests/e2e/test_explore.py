@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
@@ -25,8 +26,10 @@ from m3graph.explore.app import create_app
 from m3graph.explore.security import csrf_for
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import EquivalenceVote
+from m3graph.http_guard import allowed_hosts
 from m3graph.ingest.pipeline import ingest_video_inprocess
 from m3graph.ingest.testmedia import Manifest, build_test_media
+from m3graph.service import MemoryService
 from tests.helpers.graph import variant, wipe, with_settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -60,8 +63,9 @@ def ingested(memory_graph: MemoryGraph, tmp_path_factory: pytest.TempPathFactory
 def server(ingested: MemoryGraph) -> Iterator[str]:
     assets.build()
     embedder = text_embedder(ingested.settings)
-    app = create_app(ingested.settings, ingested, TOKEN, embed=lambda q: embedder.embed([q])[0].tolist())
     port = _free_port()
+    service = MemoryService(ingested.settings, ingested, embedder_factory=lambda: embedder)
+    app = create_app(service, TOKEN, hosts=allowed_hosts("127.0.0.1", port))
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
@@ -151,7 +155,8 @@ def test_character_page_shows_the_right_crops(page: Page, server: str, ingested:
     assert all(loaded)
     assert page.locator(f'#faces figure[data-entity="{faces["biden"]}"]').count() == 0  # not someone else's face
     # the crops the page shows are this face's own observations
-    shown = {src.split("uri=", 1)[1] for src in crops.evaluate_all("imgs => imgs.map(i => i.getAttribute('src'))")}
+    shown = {parse_qs(urlsplit(src).query)["uri"][0]
+             for src in crops.evaluate_all("imgs => imgs.map(i => i.getAttribute('src'))")}
     own = {r["u"] for r in _rows(ingested, "MATCH (o:FaceObs)-[:OF]->(:Face {entity_id: $f}) RETURN o.crop_uri AS u",
                                  f=faces["obama"])}
     assert shown <= own
@@ -174,16 +179,17 @@ def test_a_manual_vote_fixes_a_wrong_merge(page: Page, server: str, ingested: Me
     page.goto(f"{server}/character/{wrong}")
     _shot(page, "wrong-merge")
     row = page.locator("#votes tr", has_text=f"voice_{obama_voice}").filter(has_text=f"face_{biden_face}")
-    row.locator("button.different").click()
-    page.wait_for_load_state("networkidle")
+    with page.expect_navigation():
+        row.locator("button.different").click()
+    assert urlsplit(page.url).path.startswith("/character/"), page.content()  # not an error page
     assert _character_of(ingested, obama_voice) == _character_of(ingested, obama_face)
     assert _character_of(ingested, obama_voice) != _character_of(ingested, biden_face)
     assert f"voice_{obama_voice}" not in page.locator("#members").inner_text()
     assert page.locator("#history tr", has_text="different").count() == 1
     _shot(page, "fixed")
     # undo restores the model votes' grouping, and the history keeps the undone vote
-    page.locator("#history button", has_text="undo").click()
-    page.wait_for_load_state("networkidle")
+    with page.expect_navigation():
+        page.locator("#history button", has_text="undo").click()
     assert _character_of(ingested, obama_voice) == _character_of(ingested, biden_face)
     assert page.console_errors == []  # type: ignore[attr-defined]
 
@@ -208,11 +214,20 @@ def test_no_token_no_cross_origin_writes(server: str, ingested: MemoryGraph) -> 
     evil = requests.post(f"{server}/vote", data=form, cookies=cookies, headers={"Origin": "http://evil.example"},
                          timeout=30)
     assert evil.status_code == 403
+    for origin, site, admitted in (("null", "same-origin", True), ("null", "cross-site", False), ("null", None, False),
+                                   (server, "cross-site", False), (server, None, True)):
+        # What Chromium sends from the explorer's own pages under Referrer-Policy: no-referrer is Origin: null
+        # with Sec-Fetch-Site: same-origin; a foreign page's form says cross-site.
+        headers = {"Origin": origin, **({"Sec-Fetch-Site": site} if site else {})}
+        r = requests.post(f"{server}/vote", data={**form, "verdict": "same", "a": "0", "b": "0"}, cookies=cookies,
+                          headers=headers, timeout=30, allow_redirects=False)
+        # admitted, the vote (entity 0 with itself) is refused by the store (400 or 404): nothing is written
+        assert (r.status_code in (400, 404), r.status_code == 403) == (admitted, not admitted), (origin, site, r)
     no_csrf = requests.post(f"{server}/vote", data={**form, "csrf": "x"}, cookies=cookies,
                          headers={"Origin": server}, timeout=30)
     assert no_csrf.status_code == 400
-    outside = requests.get(f"{server}/media", params={"uri": "file:///etc/passwd"}, cookies=cookies,
-                           timeout=30)
+    outside = requests.get(f"{server}/media", params={"uri": "file:///etc/passwd", "v": "tm-a", "c": "0"},
+                           cookies=cookies, timeout=30)
     assert outside.status_code == 404
     before = ingested.counts()
     refused = requests.post(f"{server}/delete", data={"csrf": csrf_for(TOKEN), "kind": "video", "ident": "tm-a"},
@@ -236,3 +251,216 @@ def test_the_graph_view_draws_2000_nodes(page: Page, server: str, ingested: Memo
         assert page.console_errors == []  # type: ignore[attr-defined]
     finally:
         ingested.delete_video(VIDEO)
+
+
+# -- security (issue 21): headers, bad ids, Host, bind checks, media allow-list ---------------------------------
+COOKIES = {"m3graph_explore": TOKEN}
+HUGE = str(2**64)  # beyond Neo4j's 64-bit integers
+
+
+def _get(server: str, path: str, **kwargs: Any) -> requests.Response:
+    return requests.get(f"{server}{path}", cookies=COOKIES, timeout=30, allow_redirects=False, **kwargs)
+
+
+def test_every_response_carries_the_security_headers(server: str) -> None:
+    responses = [_get(server, "/"), _get(server, "/character/999999999"), _get(server, "/static/app.css"),
+                 requests.get(f"{server}/", timeout=30),  # 401 without the token
+                 _get(server, "/", headers={"Host": "evil.example"})]  # 421
+    assert [r.status_code for r in responses] == [200, 404, 200, 401, 421]
+    for r in responses:
+        csp = r.headers["Content-Security-Policy"]
+        assert "default-src 'self'" in csp and "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
+        assert "unsafe-inline" not in csp
+        assert r.headers["X-Frame-Options"] == "DENY"
+        assert r.headers["X-Content-Type-Options"] == "nosniff"
+        assert r.headers["Referrer-Policy"] == "no-referrer"
+
+
+def test_templates_have_no_inline_script_or_style() -> None:
+    """What lets the CSP forbid inline code: every script is a file of this server."""
+    for template in (REPO / "m3graph" / "explore" / "templates").glob("*.html"):
+        text = template.read_text()
+        for opening in text.split("<script")[1:]:
+            assert opening.lstrip().startswith("src="), f"{template.name}: inline <script>"
+        assert "<style" not in text and " style=" not in text and "onclick" not in text, template.name
+
+
+def test_bad_ids_are_404_or_422_never_500(server: str, ingested: MemoryGraph) -> None:
+    cases = {
+        "/media?uri=x%00y&v=tm-a&c=0": 404,
+        "/media?uri=x%00y": 422,  # no clip to check the reference against
+        f"/media?uri=x&v=tm-a&c={HUGE}": 422,
+        f"/avatar/{HUGE}": 422,
+        f"/character/{HUGE}": 422,
+        "/character/-1": 422,
+        f"/clip/tm-a/{HUGE}": 422,
+        "/clip/tm-a/99999": 404,
+        "/clip/no-such-video/0": 404,
+        f"/graph/tm-a?start={HUGE}": 422,
+        f"/api/graph/tm-a?max_nodes={HUGE}": 422,
+        f"/search?q=x&before_clip={HUGE}": 400,
+        "/search?q=x&before_clip=abc": 400,
+        "/character/987654321": 404,
+    }
+    got = {path: _get(server, path).status_code for path in cases}
+    assert got == cases
+    csrf = csrf_for(TOKEN)
+    for form in ({"a": HUGE, "b": "1", "verdict": "same"}, {"a": "x", "b": "1", "verdict": "same"}):
+        r = requests.post(f"{server}/vote", data={"csrf": csrf, **form}, cookies=COOKIES,
+                          headers={"Origin": server}, timeout=30, allow_redirects=False)
+        assert r.status_code == 400, form
+    r = requests.post(f"{server}/delete", data={"csrf": csrf, "confirm": "yes", "kind": "character", "ident": "x"},
+                      cookies=COOKIES, headers={"Origin": server}, timeout=30, allow_redirects=False)
+    assert r.status_code == 400
+
+
+def test_the_host_header_must_name_this_server(server: str) -> None:
+    port = urlsplit(server).port
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LOCALHOST:{port}"):
+        assert _get(server, "/", headers={"Host": host}).status_code == 200, host
+    for host in ("evil.example", f"evil.example:{port}", f"127.0.0.1:{port + 1}", "127.0.0.1"):
+        assert _get(server, "/", headers={"Host": host}).status_code == 421, host
+    assert _get(server, "/healthz", headers={"Host": "evil.example"}).status_code == 421
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--port", "70000"], "--port: port must be 1-65535, got 70000"),
+    (["--port", "0"], "--port: port must be 1-65535, got 0"),
+    (["--host", "0.0.0.0"], "--host 0.0.0.0: not a loopback address; add --allow-remote"),
+    (["--host", "192.0.2.1", "--port", "8765"], "--host 192.0.2.1: not a loopback address"),
+])
+def test_explore_refuses_a_bad_bind_in_one_line(args: list[str], message: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "m3graph.cli", "explore", *args], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
+    assert done.returncode == 65, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), done.stderr
+
+
+def test_media_serves_only_files_the_graph_references(server: str, ingested: MemoryGraph) -> None:
+    (crop,) = _rows(ingested, "MATCH (o:FaceObs {video_id: 'tm-a'}) WHERE o.crop_uri IS NOT NULL "
+                              "RETURN o.crop_uri AS uri, o.clip_index AS clip ORDER BY o.quality DESC LIMIT 1")
+    ok = _get(server, "/media", params={"uri": crop["uri"], "v": "tm-a", "c": crop["clip"]})
+    assert ok.status_code == 200 and ok.headers["content-type"].startswith("image/") and len(ok.content) > 100
+    # the same file named from another clip is not a reference the graph holds
+    other = _get(server, "/media", params={"uri": crop["uri"], "v": "tm-a", "c": crop["clip"] + 1000})
+    assert other.status_code == 404
+    # a file under the data directory that the graph does not reference
+    stray = ingested.settings.data_dir / "faces" / "stray.jpg"
+    stray.parent.mkdir(parents=True, exist_ok=True)
+    stray.write_bytes(ok.content)
+    try:
+        for uri in (str(stray), stray.as_uri()):
+            assert _get(server, "/media", params={"uri": uri, "v": "tm-a", "c": crop["clip"]}).status_code == 404
+    finally:
+        stray.unlink()
+
+
+def test_undoing_a_merge_in_the_explorer_restores_the_old_id(server: str, ingested: MemoryGraph) -> None:
+    faces = _person_faces(ingested)
+    a, b = _character_of(ingested, faces["obama"]), _character_of(ingested, faces["biden"])
+    assert a != b
+    old = max(a, b)
+    form = {"csrf": csrf_for(TOKEN), "a": str(faces["obama"]), "b": str(faces["biden"]), "verdict": "same",
+            "next": f"/character/{min(a, b)}"}
+    r = requests.post(f"{server}/vote", data=form, cookies=COOKIES, headers={"Origin": server}, timeout=60,
+                      allow_redirects=False)
+    assert r.status_code == 303
+    merged = _get(server, f"/character/{old}")
+    assert merged.status_code == 303 and merged.headers["location"] == f"/character/{min(a, b)}"  # an alias now
+    (vote,) = [h for h in ingested.vote_history(faces["obama"]) if h.undone_at is None and h.verdict == "same"]
+    r = requests.post(f"{server}/vote/undo", data={"csrf": csrf_for(TOKEN), "vote_id": str(vote.vote_id)},
+                      cookies=COOKIES, headers={"Origin": server}, timeout=60, allow_redirects=False)
+    assert r.status_code == 303
+    assert (_character_of(ingested, faces["obama"]), _character_of(ingested, faces["biden"])) == (a, b)
+    page = _get(server, f"/character/{old}")
+    assert page.status_code == 200  # its own page again, not a redirect to the other person
+    person = "obama" if old == a else "biden"
+    assert f'data-entity="{faces[person]}"' in page.text
+
+
+def test_ask_is_offered_only_with_a_chat_model(server: str, ingested: MemoryGraph, tmp_path: Path) -> None:
+    from m3graph.cli.explore import ask_unavailable
+    from m3graph.settings import LLMBackend
+
+    assert 'id="ask-form"' not in _get(server, "/search").text  # the test server has no answerer
+    llm = ingested.settings.llm
+
+    def with_control(**update: Any) -> Any:
+        control = llm.control.model_copy(update=update)
+        return ingested.settings.model_copy(update={"llm": llm.model_copy(update={"control": control})})
+
+    assert "backend = none" in (ask_unavailable(with_control(backend=LLMBackend.NONE)) or "")
+    packaged = with_control(backend=LLMBackend.LLAMA_CPP, model="qwen2.5-coder-1.5b")
+    empty = packaged.model_copy(update={"llm": packaged.llm.model_copy(update={"models_dir": tmp_path})})
+    assert "m3graph model install" in (ask_unavailable(empty) or "")
+    assert "is not there" in (ask_unavailable(with_control(model=str(tmp_path / "missing.gguf"))) or "")
+    (tmp_path / "present.gguf").write_bytes(b"GGUF")
+    assert ask_unavailable(with_control(model=str(tmp_path / "present.gguf"))) is None
+    assert ask_unavailable(with_control(backend=LLMBackend.OPENAI)) is None
+
+
+def test_clip_links_stop_at_the_ends(server: str, ingested: MemoryGraph) -> None:
+    last = max(r["clip_index"] for r in ingested.ex.read("explore/video_clips", video_id="tm-a"))
+    first = _get(server, "/clip/tm-a/0").text
+    assert 'id="previous"' not in first and 'href="/clip/tm-a/1"' in first
+    end = _get(server, f"/clip/tm-a/{last}").text
+    assert 'id="next"' not in end and f'href="/clip/tm-a/{last - 1}"' in end
+
+
+def test_search_lists_clips_best_first(page: Page, server: str, ingested: MemoryGraph) -> None:
+    page.goto(f"{server}/search?q=a+person+talking")
+    scores = [float(t.split()[-1]) for t in page.locator("#results .result h3 .muted").all_inner_texts()]
+    assert len(scores) >= 2
+    assert scores == sorted(scores, reverse=True)
+    assert page.locator("#ask-form").count() == 0
+    _shot(page, "search-best-first")
+    assert page.console_errors == []  # type: ignore[attr-defined]
+
+
+def test_correction_form_picks_entities_with_crops(page: Page, server: str, ingested: MemoryGraph) -> None:
+    faces = _person_faces(ingested)
+    char = _character_of(ingested, faces["obama"])
+    page.goto(f"{server}/character/{char}?video=tm-a")
+    choices = page.locator("#pick-b input[name=b]")
+    values = {int(v) for v in choices.evaluate_all("xs => xs.map(x => x.value)")}
+    assert faces["biden"] in values and faces["obama"] not in values
+    assert page.locator("#manual-vote input[type=number]").count() == 0  # no typed ids
+    page.wait_for_load_state("networkidle")
+    loaded = page.locator("#pick-b img.crop").evaluate_all("imgs => imgs.map(i => i.complete && i.naturalWidth > 0)")
+    assert loaded and all(loaded)
+    _shot(page, "pickers")
+    page.locator(f'#pick-a input[value="{faces["obama"]}"]').check()
+    page.locator(f'#pick-b input[value="{faces["biden"]}"]').check()
+    with page.expect_navigation():
+        page.locator("#manual-vote button.different").click()
+    assert urlsplit(page.url).path == f"/character/{char}", page.content()
+    history = [h for h in ingested.vote_history(faces["obama"]) if h.verdict == "different" and h.undone_at is None]
+    assert {(h.a, h.b) for h in history} >= {(faces["obama"], faces["biden"])}
+    for h in history:
+        ingested.undo_vote(h.vote_id)
+    assert page.console_errors == []  # type: ignore[attr-defined]
+
+
+def test_the_graph_view_filters_kinds_and_labels_on_demand(page: Page, server: str, ingested: MemoryGraph) -> None:
+    page.goto(f"{server}/graph/tm-a")
+    page.wait_for_function("() => window.m3graphGraphStats !== undefined", timeout=30_000)
+    visible = "k => window.m3graphGraph.nodes('.' + k).filter(n => n.visible()).length"
+    labelled = "() => window.m3graphGraph.nodes().filter(n => n.style('label') !== '').length"
+    assert page.evaluate(visible, "Memory") > 0
+    assert page.evaluate(labelled) == 0  # no labels until asked for
+    for kind in ("Clip", "Memory", "Face", "Voice", "Speaker", "Character"):  # the legend names every kind
+        assert page.locator(f'#graph-filters input[data-kind="{kind}"]').count() == 1
+    page.locator('#graph-filters input[data-kind="Memory"]').uncheck()
+    assert page.evaluate(visible, "Memory") == 0 and page.evaluate(visible, "Face") > 0
+    page.locator("#graph-labels").check()
+    assert page.evaluate(labelled) == page.evaluate("() => window.m3graphGraph.nodes().length")
+    _shot(page, "graph-filters")
+    page.locator("#graph-labels").uncheck()
+    page.locator('#graph-filters input[data-kind="Memory"]').check()
+    assert page.evaluate(visible, "Memory") > 0 and page.evaluate(labelled) == 0
+    assert page.console_errors == []  # type: ignore[attr-defined]

@@ -13,6 +13,7 @@ deliberately absent, so a new parameter reaches every front end or this file fai
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,12 +23,14 @@ import anyio
 import click
 import pytest
 from click.testing import CliRunner
+from fastapi.testclient import TestClient
 from mcp import Client
 
 from m3graph.cli import main
 from m3graph.cli.reasoning import ask as ask_command
 from m3graph.embedding import text_embedder
 from m3graph.errors import InvalidInputError
+from m3graph.explore.app import create_app
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, clip_key
 from m3graph.ingest.demo import SCRIPT, demo_request, load_demo
@@ -246,3 +249,48 @@ def test_the_controller_refuses_an_unknown_tool(world: World) -> None:
     with pytest.raises(InvalidInputError, match="unknown memory tool 'search_everything'"):
         tools.run("search_everything", "coffee")
     assert tools.run("search_clip", "coffee").clips == _agree(world, Case("coffee"))
+
+
+# -- the explorer leg: its HTTP search page, read as an analyst's browser gets it --------------------------------
+TOKEN = "explorer-agrees-token"
+_RESULT = re.compile(r'<div class="result" data-clip="([^"]+)">\s*<h3>.*?relevance (-?[0-9.]+)', re.S)
+
+
+def _local(when: datetime | None) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%S") if when else ""  # the form's datetime-local value (UTC)
+
+
+def explorer_results(w: World, case: Case) -> list[tuple[str, float]]:
+    """(clip key, shown relevance) in the order the explorer's search page lists them."""
+    service = MemoryService(w.graph.settings, w.graph, embedder_factory=lambda: w.embedder)
+    app = create_app(service, TOKEN, hosts=["testserver"])
+    query = case.query + "".join(f" <character_{c}>" for c in case.characters)
+    with TestClient(app) as client:
+        client.cookies.set("m3graph_explore", TOKEN)
+        page = client.get("/search", params={"q": query, "video": VIDEO, "mode": case.mode,
+                                             "since": _local(case.since), "until": _local(case.until)})
+    assert page.status_code == 200, page.text
+    return [(key, float(score)) for key, score in _RESULT.findall(page.text)]
+
+
+def _cases(w: World) -> list[Case]:
+    mia = w.people["mia"]
+    return [Case("What fruit does Mia like to eat?"), Case("Where did Jack put the newspaper?"),
+            Case("What are the drinks for the three people?"),
+            Case("What is the name of the woman with the coffee beans?", mode="node"),
+            Case(f"what does <character_{mia}> like to eat", mode="node"),
+            Case("coffee", since=_day(2), until=_day(5))]
+
+
+@pytest.mark.parametrize("which", range(6))
+def test_the_explorer_shows_the_same_clips_best_first(world: World, which: int) -> None:
+    case = _cases(world)[which]
+    others = front_end_keys(world, case)
+    assert len(others) >= 2, others
+    agreed = next(iter(others.values()))
+    assert all(keys == agreed for keys in others.values()), others
+    assert agreed, f"{case}: no front end found anything; the case tests nothing"
+    shown = explorer_results(world, case)
+    keys, scores = [k for k, _ in shown], [s for _, s in shown]
+    assert keys == agreed, (keys, agreed)  # the same clips in the same order
+    assert scores == sorted(scores, reverse=True), shown  # and that order is best first

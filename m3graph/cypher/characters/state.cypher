@@ -11,7 +11,10 @@ CALL () {
     MATCH (e:Speaker {entity_id: id}) RETURN e, 'speaker' AS kind
   }
   OPTIONAL MATCH (e)-[:IS]->(c:Character)
-  RETURN collect({id: e.entity_id, kind: kind, char_id: c.char_id}) AS entities
+  // prev: the character the entity was last moved out of; aliases: ids merged into its character. Together
+  // they let a split give a merged-away id back to the people it named.
+  RETURN collect({id: e.entity_id, kind: kind, char_id: c.char_id, prev: e.prev_char_id,
+                  aliases: coalesce(c.aliases, [])}) AS entities
 }
 CALL () {
   MATCH (f:Face)-[r:SAME_AS]->(v:Voice)

@@ -2,6 +2,9 @@
 // The page embeds the endpoint to read in data-src; nodes link to their pages. Large neighbourhoods use a
 // concentric layout (linear time) instead of a force layout, so 2,000 drawn nodes stay responsive; the time
 // to first draw is exposed as window.m3graphGraphStats for the benchmark.
+// Readability at 2,000 nodes: no labels by default (thousands of overlapping captions are unreadable); a node's
+// label shows on hover or selection, with its neighbours'; "all labels" shows every label; the legend's
+// checkboxes hide or show each kind of node.
 import cytoscape from "cytoscape";
 
 const COLOURS = {
@@ -14,12 +17,57 @@ function style() {
     selector: `node.${label}`, style: { "background-color": colour },
   }));
   return [
-    { selector: "node", style: { label: "data(caption)", "font-size": 8, width: 14, height: 14, color: "#222" } },
+    { selector: "node", style: { label: "", "font-size": 9, width: 14, height: 14, color: "#222",
+                                 "text-background-color": "#fff", "text-background-opacity": 0.8,
+                                 "text-background-padding": 1 } },
     ...byLabel,
     { selector: "node.Character", style: { width: 22, height: 22, "font-weight": "bold" } },
+    { selector: "node.labelled, node.near, node:selected", style: { label: "data(caption)", "z-index": 10 } },
+    { selector: "node:selected", style: { "border-width": 2, "border-color": "#222" } },
     { selector: "edge", style: { width: 1, "line-color": "#ccc", "curve-style": "haystack" } },
+    { selector: "edge.near", style: { "line-color": "#888", width: 2 } },
     { selector: "edge.SAME_AS", style: { width: 2, "line-color": "#e15759" } },
+    { selector: ".hidden", style: { display: "none" } },
   ];
+}
+
+function highlight(cy, node) {
+  cy.elements(".near").removeClass("near");
+  if (node) node.closedNeighborhood().addClass("near");
+}
+
+// The info line names the node (text only: captions are memory text) and links its page.
+function describe(cy, node, withLink) {
+  highlight(cy, node);
+  const info = document.getElementById("graph-info");
+  if (!info) return;
+  info.textContent = `${node.classes()[0] || ""} ${node.data("caption")} `;
+  const href = node.data("href");
+  if (withLink && href) {
+    const link = document.createElement("a");
+    link.href = href;
+    link.textContent = "open";
+    info.appendChild(link);
+  }
+}
+
+function tools(cy, data) {
+  const info = document.getElementById("graph-info");
+  document.querySelectorAll("#graph-filters input[data-kind]").forEach((box) => {
+    const kind = box.dataset.kind;
+    const count = document.querySelector(`[data-count="${kind}"]`);
+    if (count) count.textContent = `(${cy.nodes(`.${kind}`).length})`;
+    box.addEventListener("change", () => {
+      cy.batch(() => cy.nodes(`.${kind}`).toggleClass("hidden", !box.checked));
+    });
+  });
+  const all = document.getElementById("graph-labels");
+  if (all) all.addEventListener("change", () => {
+    cy.batch(() => cy.nodes().toggleClass("labelled", all.checked));
+  });
+  cy.on("mouseover", "node", (event) => describe(cy, event.target, false));
+  cy.on("mouseout", "node", () => highlight(cy, cy.nodes(":selected")[0]));
+  if (info && data.truncated) info.textContent += ` Showing the first ${data.nodes.length} nodes (the cap).`;
 }
 
 async function draw(container) {
@@ -46,10 +94,14 @@ async function draw(container) {
     hideEdgesOnViewport: large,
     pixelRatio: 1,
   });
-  cy.on("tap", "node", (event) => {
+  // A tap selects (and labels) a node and its neighbours and offers its page; a double tap opens it.
+  cy.on("tap", "node", (event) => describe(cy, event.target, true));
+  cy.on("dbltap", "node", (event) => {
     const href = event.target.data("href");
     if (href) window.location.assign(href);
   });
+  tools(cy, data);
+  window.m3graphGraph = cy;  // for the browser tests and the benchmark
   cy.ready(() => {
     window.m3graphGraphStats = {
       nodes: data.nodes.length, edges: data.edges.length, truncated: data.truncated,

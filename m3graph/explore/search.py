@@ -1,0 +1,60 @@
+"""Search and ask: the service's search (the one every front end runs) and the H-round controller.
+
+The clips are the service's: for the same question the CLI, MCP and controller find the same ones in the same
+order (tests/e2e/test_front_ends_agree.py); `<character_K>` in the query scopes the search to that person, and
+since/until to a time window. That order is the search's ranking, best first: each clip shows the fused relevance
+it was ranked by (and its best memory's cosine, which alone would not explain the order). Ask is offered only
+when `m3graph explore` found a configured chat model (no model, no box).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, Response
+
+from m3graph.errors import InvalidInputError
+from m3graph.explore.context import Explorer, blank_none
+from m3graph.graphdb.tags import is_equivalence
+from m3graph.graphdb.types import ClipResult
+from m3graph.service import AskRequest, ListVideosRequest, SearchRequest
+
+
+def shown(results: list[ClipResult]) -> list[ClipResult]:
+    """The clips the other front ends show, in their order (best first): `Equivalence:` lines left out and a
+    clip with nothing else dropped, as `MemoryService.search` does."""
+    return [r.model_copy(update={"memories": kept}) for r in results
+            if (kept := [m for m in r.memories if not is_equivalence(m.raw_text)])]
+
+
+def register(app: FastAPI, ex: Explorer) -> None:
+    service = ex.service
+
+    def videos() -> list[dict[str, Any]]:
+        return service.list_videos(ListVideosRequest())["videos"]
+
+    @app.get("/search", response_class=HTMLResponse)
+    def search(request: Request, q: str = "", video: str = "", before_clip: str = "", mode: str = "clip",
+               since: str = "", until: str = "") -> Response:
+        results: list[Any] = []
+        if q.strip():
+            query = SearchRequest(query=q, videos=(video,) if video else None, before_clip=blank_none(before_clip),
+                                  mode=mode, since=blank_none(since), until=blank_none(until))
+            results = shown(service.search_results(query))
+        elif mode not in ("clip", "node"):
+            raise InvalidInputError(f"mode must be 'clip' or 'node', got {mode!r}")
+        return ex.page(request, "search.html", q=q, video=video, before_clip=before_clip, mode=mode, since=since,
+                       until=until, results=results, videos=videos(), trace=None)
+
+    @app.post("/ask", response_class=HTMLResponse)
+    async def ask(request: Request) -> Response:
+        fields = await ex.form(request)
+        video, before_raw = fields.get("video", ""), fields.get("before_clip", "")
+        if not ex.can_ask:
+            raise InvalidInputError("asking needs a chat model; configure llm.control and restart the explorer")
+        asked = AskRequest(question=fields.get("question", ""), videos=(video,) if video else None,
+                           before_clip=blank_none(before_raw))
+        trace = service.answer(asked).to_dict()
+        return ex.page(request, "search.html", q=asked.question, video=video, before_clip=before_raw, mode="clip",
+                       since="", until="", results=[], videos=videos(), trace=trace)
