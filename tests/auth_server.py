@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from m3graph.graphdb.server import LocalNeo4j, ServerStatus
+from m3graph.localserver.server import LocalNeo4j, ServerStatus
 from m3graph.settings import Settings
 
 

@@ -14,7 +14,7 @@ import pytest
 from graph_fixtures import ForeignDatabaseError, claim_database
 from neo4j import Driver, GraphDatabase
 
-from m3graph.graphdb.server import LocalNeo4j, ServerStatus, ensure_server
+from m3graph.localserver.server import LocalNeo4j, ServerStatus, ensure_server
 from m3graph.settings import LocalServer, Settings
 
 REPO = Path(__file__).resolve().parents[1]

@@ -46,9 +46,9 @@ from m3graph.eval.runner import (
     write_report,
 )
 from m3graph.eval.testmedia_qa import build_questions, read_fact
-from m3graph.graphdb.server import ServerStatus
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.testmedia import Line, Manifest, build_test_media
+from m3graph.localserver.server import ServerStatus
 from m3graph.reasoning.llm.base import ChatResult, Message, ToolSpec, Usage
 from m3graph.settings import Settings
 

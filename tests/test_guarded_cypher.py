@@ -14,8 +14,8 @@ from test_cli_errors import _m3graph
 
 from m3graph.cli import exit_codes
 from m3graph.graphdb.guarded import GuardedCypherError, check_names, run_guarded
-from m3graph.graphdb.server import ServerStatus
 from m3graph.graphdb.store import MemoryGraph
+from m3graph.localserver.server import ServerStatus
 from m3graph.settings import Settings
 
 CHECKSUM = ("MATCH (n) WITH count(n) AS nodes, collect(DISTINCT labels(n)) AS labels "

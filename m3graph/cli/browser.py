@@ -17,8 +17,8 @@ from m3graph.settings import Settings
 @click.pass_obj
 def browser(settings: Settings, port: int, fetch_only: bool, open_it: bool) -> None:
     """Serve Neo4j Browser (fetched from Maven Central, GPLv3, never vendored) for the memory graph."""
-    from m3graph.graphdb import browser as neo4j_browser
-    from m3graph.graphdb.server import ensure_server
+    from m3graph.localserver import browser as neo4j_browser
+    from m3graph.localserver.server import ensure_server
 
     if fetch_only:
         click.echo(f"Neo4j Browser {neo4j_browser.VERSION} in {neo4j_browser.fetch(settings)}")

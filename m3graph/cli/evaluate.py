@@ -110,8 +110,8 @@ def m3bench(settings: Settings, split: str, data_dir: Path | None, limit: int | 
     items = items_from_bench(questions)
     out = out or DEFAULT_OUT_DIR / f"m3bench-{split}.jsonl"
 
-    from m3graph.graphdb.server import ensure_server
     from m3graph.graphdb.store import MemoryGraph
+    from m3graph.localserver.server import ensure_server
 
     ensure_server(settings)
     with MemoryGraph.connect(settings) as graph:
@@ -147,9 +147,9 @@ def testmedia(settings: Settings, out: Path, media_dir: Path | None, ingest: boo
     """Questions derived from the generated test videos' manifest, scored by the judge and by key words."""
     from m3graph.eval.runner import select_covered, video_coverage
     from m3graph.eval.testmedia_qa import QA_VIDEOS, build_questions, ensure_ingested
-    from m3graph.graphdb.server import ensure_server
     from m3graph.graphdb.store import MemoryGraph
     from m3graph.ingest.testmedia import DEFAULT_OUT, build_test_media
+    from m3graph.localserver.server import ensure_server
 
     manifest = build_test_media(media_dir or DEFAULT_OUT)
     wanted = set(types)
@@ -195,8 +195,8 @@ def retrieval(settings: Settings, data_dir: Path | None, clip_k: int, node_k: in
     from m3graph.embedding import text_embedder
     from m3graph.eval.retrieval import evaluate as evaluate_retrieval
     from m3graph.eval.retrieval import ingest, load_dataset, write_report
-    from m3graph.graphdb.server import ensure_server
     from m3graph.graphdb.store import MemoryGraph
+    from m3graph.localserver.server import ensure_server
 
     data_dir = data_dir or _conversations_dir()
     if data_dir is None:
@@ -240,10 +240,10 @@ def chat_qa(settings: Settings, data_dir: Path | None, per_category: int, conver
     memory per turn (no model)."""
     from m3graph.embedding import text_embedder
     from m3graph.eval.chat_qa import conversation_files, load_questions, stratified_sample
-    from m3graph.graphdb.server import ensure_server
     from m3graph.graphdb.store import MemoryGraph
     from m3graph.ingest.chat.ingest import ingest_conversation
     from m3graph.ingest.chat.locomo import load_locomo
+    from m3graph.localserver.server import ensure_server
 
     files = [f for f in conversation_files(data_dir) if not conversations or f.stem in conversations]
     if not files:

@@ -21,8 +21,8 @@ def explore(settings: Settings, host: str, port: int, build_only: bool, no_model
     from m3graph.explore import assets
     from m3graph.explore.app import create_app
     from m3graph.explore.security import new_token
-    from m3graph.graphdb.server import ensure_server
     from m3graph.graphdb.store import MemoryGraph
+    from m3graph.localserver.server import ensure_server
 
     if build_only:
         click.echo(f"built {assets.build(force=True)}")
