@@ -982,7 +982,7 @@ def _llm_campaign(args: argparse.Namespace) -> list[TrialResult]:
 
 
 def _test_media() -> Path:
-    from m3graph.ingest.testmedia import build_test_media
+    from m3graph.devkit.testmedia import build_test_media
 
     return build_test_media(Path(".m3graph/testmedia")).path("tm-a")
 

@@ -27,8 +27,8 @@ from graph_fixtures import canonical_dump, memory_graph, rows, variant, wipe  # 
 from test_ingest_e2e import media, perception_graph  # noqa: F401
 
 from m3graph.cli import main
+from m3graph.devkit.testmedia import Manifest
 from m3graph.graphdb.store import MemoryGraph
-from m3graph.ingest.testmedia import Manifest
 from m3graph.settings import Settings
 
 

@@ -18,10 +18,10 @@ from graph_fixtures import memory_graph, variant, wipe  # noqa: F401
 from test_ingest_e2e import media, perception_graph  # noqa: F401
 
 from m3graph.cli import main
+from m3graph.devkit.testmedia import Manifest
 from m3graph.graphdb.clip_state import ClipState
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.ingest_cli import ProgressView
-from m3graph.ingest.testmedia import Manifest
 from m3graph.reasoning.perception_memorizer import ClipPerception, Memorization
 from m3graph.settings import Settings
 from m3graph.tasks.follow import WorkerJob, clip_stage, poll_job

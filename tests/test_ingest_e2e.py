@@ -1,7 +1,7 @@
 # ruff: noqa: F811  (fixtures imported from graph_fixtures are requested by name)
 """Perception end to end on generated videos with real faces and espeak voices, against real Neo4j.
 
-The videos (see m3graph/ingest/testmedia.py) show Obama alone while voice A speaks (a meta-clip), then Biden
+The videos (see m3graph/devkit/testmedia.py) show Obama alone while voice A speaks (a meta-clip), then Biden
 with voice B, then both; a second video shows another Obama photo with voice A; a third has no audio.
 """
 
@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from graph_fixtures import memory_graph, variant, wipe, with_settings  # noqa: F401
 
+from m3graph.devkit.testmedia import Manifest, build_test_media
 from m3graph.embedding import text_embedder
 from m3graph.graphdb.clip_state import ClipState
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.pipeline import MemorizeFailedError, ingest_video_inprocess
-from m3graph.ingest.testmedia import Manifest, build_test_media
 from m3graph.reasoning.perception_memorizer import ClipPerception, Memorization
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from graph_fixtures import graph, memory_graph  # noqa: F401
 
 from m3graph.cli import main
-from m3graph.eval.retrieval import BM25, load_dataset
+from m3graph.devkit.eval.retrieval import BM25, load_dataset
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.settings import Settings
 

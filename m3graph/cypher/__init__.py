@@ -40,8 +40,23 @@ def _parse(name: str, text: str) -> CypherQuery:
     return CypherQuery(name=name, text=text.strip(), mode=mode, params=params)  # type: ignore[arg-type]
 
 
+# Folders of named queries: the product's, and the development kit's (bench/, eval/), which keeps its queries
+# beside its own code but runs them through the same executor under the same naming rule.
+ROOTS = ("m3graph.cypher", "m3graph.devkit.cypher")
+
+
 def _load_all() -> dict[str, CypherQuery]:
-    root = resources.files(__package__)
+    found: dict[str, CypherQuery] = {}
+    for package in ROOTS:
+        for name, query_ in _load_folder(package).items():
+            if name in found:
+                raise RuntimeError(f"cypher query {name} is defined twice (in {package} and another root)")
+            found[name] = query_
+    return found
+
+
+def _load_folder(package: str) -> dict[str, CypherQuery]:
+    root = resources.files(package)
     found: dict[str, CypherQuery] = {}
     stack = [(root, "")]
     while stack:
