@@ -95,8 +95,8 @@ def _plan_text(plan: object) -> str:
 
 @pytest.mark.parametrize(("name", "own", "other"), [
     ("identity/face_resolved", "FaceObs", "Utterance"), ("identity/voice_resolved", "Utterance", "FaceObs"),
-    ("identity/face_match", "face_centroid", "voice_centroid"),
-    ("identity/voice_match", "voice_centroid", "face_centroid"),
+    ("identity/face_match", "FaceObs", "Utterance"), ("identity/voice_match", "Utterance", "FaceObs"),
+    ("identity/face_write", "FaceObs", "Utterance"), ("identity/voice_write", "Utterance", "FaceObs"),
 ])
 def test_the_server_plans_each_variant_on_its_own_label_and_index(memory_graph: MemoryGraph, name: str, own: str,
                                                                    other: str) -> None:
