@@ -247,7 +247,7 @@ def resolve(
         queries, invalid = [], exc
     params = [{"label": q.label, "mean": q.query_mean.astype(float).tolist(),
                "unit": (q.query_mean / np.linalg.norm(q.query_mean)).astype(float).tolist()} for q in queries]
-    # The index cosine bounds the exact score from above (identity/face_match.cypher, step 5) unless the index
+    # The index cosine bounds the exact score from above (identity/match.cypher.tmpl, step 5) unless the index
     # quantizes its vectors or the threshold is not positive.
     exact_index = not settings.vector_index.quantization and threshold > 0
     found = tx.single(_MATCH[kind], video_id=video_id, clip_index=clip_index, queries=params,
