@@ -30,10 +30,10 @@ from playwright.sync_api import sync_playwright
 
 from m3graph.explore import assets
 from m3graph.explore.app import create_app
-from m3graph.graphdb.server import LocalNeo4j, ensure_server
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, FaceCluster, FaceObservation, MemoryIn
 from m3graph.http_guard import allowed_hosts
+from m3graph.localserver.server import LocalNeo4j, ensure_server
 from m3graph.service import MemoryService
 from m3graph.settings import LocalServer, Settings
 

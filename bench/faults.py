@@ -55,7 +55,6 @@ from pydantic import TypeAdapter
 from m3graph.embedding import TextEmbedder, text_embedder
 from m3graph.graphdb.clip_state import ClipState
 from m3graph.graphdb.executor import Executor, Tx
-from m3graph.graphdb.server import LocalNeo4j
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import FaceCluster, FaceObservation, UtteranceObservation, VoiceCluster
 from m3graph.ingest.pipeline import (
@@ -68,6 +67,7 @@ from m3graph.ingest.pipeline import (
     resolve_clip,
     save_plan,
 )
+from m3graph.localserver.server import LocalNeo4j
 from m3graph.reasoning.llm.openai_http import OpenAIChatModel
 from m3graph.reasoning.memorize import LLMMemorizer
 from m3graph.reasoning.perception_memorizer import ClipPerception, Memorization
@@ -982,7 +982,7 @@ def _llm_campaign(args: argparse.Namespace) -> list[TrialResult]:
 
 
 def _test_media() -> Path:
-    from m3graph.ingest.testmedia import build_test_media
+    from m3graph.devkit.testmedia import build_test_media
 
     return build_test_media(Path(".m3graph/testmedia")).path("tm-a")
 

@@ -1,6 +1,6 @@
 """Perception benchmark: `python -m bench.perception [--repeats 3] [--variant fps2:fps=2] [--workers 1,2]`.
 
-Measures, on the generated test media (`python -m m3graph.ingest.testmedia`), how fast perception runs against
+Measures, on the generated test media (`python -m m3graph.devkit.testmedia`), how fast perception runs against
 the media's own duration: the real-time factor RTF = processing seconds / media seconds (below 1.0 keeps up
 with a live stream). Three measurements, each repeated `--repeats` times (median reported):
 
@@ -45,7 +45,7 @@ from unittest import mock
 import numpy as np
 
 from bench.report import machine
-from m3graph.ingest.testmedia import DEFAULT_OUT, build_test_media
+from m3graph.devkit.testmedia import DEFAULT_OUT, build_test_media
 from m3graph.settings import Settings
 
 REPO = Path(__file__).resolve().parents[1]

@@ -71,7 +71,7 @@ def redis_server(work: Path) -> Iterator[str]:
 @contextmanager
 def neo4j_server(home: Path, port: int) -> Iterator[Settings]:
     """A local Neo4j of the benchmark's own (fresh home); refuses a port someone else is using."""
-    from m3graph.graphdb.server import LocalNeo4j, ensure_server
+    from m3graph.localserver.server import LocalNeo4j, ensure_server
 
     if _port_open(port):
         raise SystemExit(f"port {port} is in use; pass another --port for the benchmark's own Neo4j")

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from m3graph.eval.retrieval import BM25 as EvalBM25
-from m3graph.eval.retrieval import CATEGORIES, NO_EVIDENCE_CATEGORIES
+from m3graph.devkit.eval.retrieval import BM25 as EvalBM25
+from m3graph.devkit.eval.retrieval import CATEGORIES, NO_EVIDENCE_CATEGORIES
 from m3graph.graphdb.search import STOP_WORDS
 from m3graph.ingest.chat.ingest import turn_line
 from m3graph.ingest.chat.locomo import load_locomo
@@ -533,7 +533,7 @@ def run_config(ranker: Ranker, cfg: Config) -> Outcome:
 
 
 def session_bm25_baseline(conv: Conv) -> Outcome:
-    """The eval's session BM25 baseline (m3graph.eval.retrieval.BM25 over whole sessions; and over turns)."""
+    """The eval's session BM25 baseline (m3graph.devkit.eval.retrieval.BM25 over whole sessions; and over turns)."""
     docs = [" ".join(t for t, k in zip(conv.mem_text, conv.clip, strict=True) if k == c) for c in
             range(conv.n_clips)]
     sess, turns = EvalBM25(docs), EvalBM25(conv.mem_text)

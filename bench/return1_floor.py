@@ -24,7 +24,7 @@ from pathlib import Path
 import neo4j
 from neo4j import GraphDatabase, RoutingControl
 
-from m3graph.graphdb.server import LocalNeo4j
+from m3graph.localserver.server import LocalNeo4j
 from m3graph.settings import LocalServer, Settings
 
 

@@ -27,8 +27,8 @@ from bench.report import anchor_table, columns, floor_table, get_path, machine, 
 from bench.segments import census, compaction_settings, log_lines, process_cmdline
 from bench.synth import CorpusSpec, make_corpus, make_faces, make_queries
 from m3graph.graphdb.executor import Executor
-from m3graph.graphdb.server import LocalNeo4j, ensure_server
 from m3graph.graphdb.store import MemoryGraph
+from m3graph.localserver.server import LocalNeo4j, ensure_server
 from m3graph.settings import LocalServer, Settings
 
 REPO = Path(__file__).resolve().parents[1]

@@ -154,7 +154,7 @@ def make_queries(corpus: Corpus, count: int, seed: int) -> QuerySet:
 
 @dataclass
 class FaceSet:
-    """Face entities as identity/face_write.cypher writes them, plus the identity vector of each person."""
+    """Face entities as identity/write.cypher.tmpl writes for faces them, plus the identity vector of each person."""
 
     identities: np.ndarray  # (n, dim) float64 unit rows
     exemplars: list[np.ndarray]  # per entity (k, dim) float64 unit rows

@@ -11,7 +11,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh dev,embed,tasks,perception,llm
 export OMP_WAIT_POLICY=PASSIVE
 .venv/bin/m3graph demo
-.venv/bin/python -m m3graph.ingest.testmedia .m3graph/testmedia
+.venv/bin/python -m m3graph.devkit.testmedia .m3graph/testmedia
 .venv/bin/m3graph ingest .m3graph/testmedia/tm-a.mp4 .m3graph/testmedia/tm-b.mp4 .m3graph/testmedia/tm-silent.mp4
 .venv/bin/m3graph ask "Where is the blue notebook?" --video tm-a --trace
 .venv/bin/m3graph ask "Which fruit did someone call their favourite?" --video tm-b --trace

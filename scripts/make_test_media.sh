@@ -3,4 +3,4 @@
 # Idempotent: an up-to-date directory is left as it is. Usage: scripts/make_test_media.sh [OUT_DIR] [--force]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-exec .venv/bin/python -m m3graph.ingest.testmedia "$@"
+exec .venv/bin/python -m m3graph.devkit.testmedia "$@"

@@ -255,7 +255,7 @@ launcher() {
             M3GRAPH_LOCAL__NEO4J_VERSION=${line} .venv/bin/m3graph db build
         else
             echo "warning: no .venv/bin/m3graph entry point; building through the Python API" >&2
-            M3GRAPH_LOCAL__NEO4J_VERSION=${line} .venv/bin/python -c 'from m3graph.graphdb.server import LocalNeo4j
+            M3GRAPH_LOCAL__NEO4J_VERSION=${line} .venv/bin/python -c 'from m3graph.localserver.server import LocalNeo4j
 from m3graph.settings import load_settings
 print("launcher built in", LocalNeo4j(load_settings()).build())'
         fi

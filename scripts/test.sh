@@ -26,7 +26,7 @@ stop_leftover_servers() {
     find "${basetemp}" -name m3graph.pid -print 2>/dev/null | while read -r pid_file; do
         echo "stopping leftover test server in $(dirname "${pid_file}")" >&2
         .venv/bin/python -c 'import sys
-from m3graph.graphdb.server import LocalNeo4j
+from m3graph.localserver.server import LocalNeo4j
 from m3graph.settings import LocalServer, Settings
 LocalNeo4j(Settings(local=LocalServer(home=sys.argv[1]))).stop()' "$(dirname "${pid_file}")" || true
     done

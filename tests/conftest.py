@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from neo4j import Driver, GraphDatabase
 
-from m3graph.graphdb.server import LocalNeo4j, ServerStatus, ensure_server
 from m3graph.graphdb.store import MemoryGraph
+from m3graph.localserver.server import LocalNeo4j, ServerStatus, ensure_server
 from m3graph.settings import LocalServer, Settings
 from tests.helpers.graph import ForeignDatabaseError, claim_database, wipe
 

@@ -31,8 +31,8 @@ from m3graph.settings import Settings, load_settings
 
 
 def _graph(settings: Settings):  # type: ignore[no-untyped-def]
-    from m3graph.graphdb.server import ensure_server
     from m3graph.graphdb.store import MemoryGraph
+    from m3graph.localserver.server import ensure_server
 
     ensure_server(settings)
     return MemoryGraph.connect(settings)
@@ -97,7 +97,7 @@ main.add_command(mcp_command)
 def migrate(settings: Settings) -> None:
     """Apply schema migrations (also done automatically on connect)."""
     from m3graph.graphdb.executor import Executor
-    from m3graph.graphdb.server import ensure_server
+    from m3graph.localserver.server import ensure_server
     from m3graph.schema import apply_migrations
 
     ensure_server(settings)
@@ -157,9 +157,9 @@ def search(settings: Settings, query: str, videos: tuple[str, ...], before_clip:
 def demo(settings: Settings, video_id: str | None) -> None:
     """Main job on the embedded default: start Neo4j, load a generated memory, run searches."""
     from m3graph.embedding import text_embedder
-    from m3graph.graphdb.server import ensure_server
     from m3graph.graphdb.store import MemoryGraph
     from m3graph.ingest.demo import DEMO_VIDEO, QUESTIONS, demo_request, load_demo
+    from m3graph.localserver.server import ensure_server
 
     video_id = video_id or DEMO_VIDEO
     status = ensure_server(settings)
@@ -221,7 +221,7 @@ def ingest(settings: Settings, videos: tuple[Path, ...], live_dir: Path | None, 
 @click.pass_obj
 def worker(settings: Settings, concurrency: int, loglevel: str) -> None:
     """Start a Celery worker on the configured Redis (prefork, one Neo4j driver per process)."""
-    from m3graph.graphdb.server import ensure_server
+    from m3graph.localserver.server import ensure_server
     from m3graph.tasks.app import QUEUE, configure
 
     ensure_server(settings)

@@ -23,8 +23,8 @@ def browser(settings: Settings, host: str, port: int, allow_remote: bool, fetch_
     if not allow_remote and not is_loopback_host(host):
         raise click.UsageError(f"--host {host}: not a loopback address; add --allow-remote to serve other machines "
                                "(anyone who reaches the port then gets Browser's files)")
-    from m3graph.graphdb import browser as neo4j_browser
-    from m3graph.graphdb.server import ensure_server
+    from m3graph.localserver import browser as neo4j_browser
+    from m3graph.localserver.server import ensure_server
 
     if fetch_only:
         click.echo(f"Neo4j Browser {neo4j_browser.VERSION} in {neo4j_browser.fetch(settings)}")

@@ -13,8 +13,9 @@ from neo4j import GraphDatabase
 from neo4j.exceptions import DriverError, Neo4jError
 
 from m3graph.errors import ServerError
-from m3graph.graphdb import backup as store_copy
-from m3graph.graphdb.server import LocalNeo4j, ServerStatus, StopProgress
+from m3graph.localserver import backup as store_copy
+from m3graph.localserver.server import LocalNeo4j, ServerStatus
+from m3graph.localserver.shutdown import StopProgress
 from m3graph.settings import Settings, load_settings
 
 

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from m3graph.eval.judge import Structured
-from m3graph.eval.m3bench import SPLITS, type_from_user
-from m3graph.eval.runner import DEFAULT_ANSWERER, EvalItem, EvalReport
+from m3graph.devkit.eval.judge import Structured
+from m3graph.devkit.eval.m3bench import SPLITS, type_from_user
+from m3graph.devkit.eval.runner import DEFAULT_ANSWERER, EvalItem, EvalReport
 from m3graph.settings import Settings
 
 if TYPE_CHECKING:
@@ -50,8 +50,8 @@ def _close(obj: object) -> None:
 
 def _evaluate(settings: Settings, graph: MemoryGraph, items: Sequence[EvalItem], out: Path, answerer_spec: str,
               fresh: bool, skipped: dict[str, int], structured: Structured) -> EvalReport:
-    from m3graph.eval.judge import make_judge
-    from m3graph.eval.runner import load_answerer_factory, run_eval, write_report
+    from m3graph.devkit.eval.judge import make_judge
+    from m3graph.devkit.eval.runner import load_answerer_factory, run_eval, write_report
 
     answerer = load_answerer_factory(answerer_spec)(settings, graph)
     judge = make_judge(settings, structured)
@@ -92,8 +92,8 @@ def m3bench(settings: Settings, split: str, data_dir: Path | None, limit: int | 
             answerer_spec: str, structured: Structured) -> None:
     """M3-Bench: each question is answered from the memory of its video (imported with `m3graph import-m3
     PKL --video KEY`); robot questions only see clips up to their before_clip."""
-    from m3graph.eval.m3bench import filter_questions, format_stats, load_m3bench
-    from m3graph.eval.runner import items_from_bench, select_covered, video_coverage
+    from m3graph.devkit.eval.m3bench import filter_questions, format_stats, load_m3bench
+    from m3graph.devkit.eval.runner import items_from_bench, select_covered, video_coverage
 
     splits = load_m3bench(split, data_dir)
     if stats_only:
@@ -110,8 +110,8 @@ def m3bench(settings: Settings, split: str, data_dir: Path | None, limit: int | 
     items = items_from_bench(questions)
     out = out or DEFAULT_OUT_DIR / f"m3bench-{split}.jsonl"
 
-    from m3graph.graphdb.server import ensure_server
     from m3graph.graphdb.store import MemoryGraph
+    from m3graph.localserver.server import ensure_server
 
     ensure_server(settings)
     with MemoryGraph.connect(settings) as graph:
@@ -145,11 +145,11 @@ def m3bench(settings: Settings, split: str, data_dir: Path | None, limit: int | 
 def testmedia(settings: Settings, out: Path, media_dir: Path | None, ingest: bool, limit: int | None,
               types: tuple[str, ...], fresh: bool, answerer_spec: str, structured: Structured) -> None:
     """Questions derived from the generated test videos' manifest, scored by the judge and by key words."""
-    from m3graph.eval.runner import select_covered, video_coverage
-    from m3graph.eval.testmedia_qa import QA_VIDEOS, build_questions, ensure_ingested
-    from m3graph.graphdb.server import ensure_server
+    from m3graph.devkit.eval.runner import select_covered, video_coverage
+    from m3graph.devkit.eval.testmedia_qa import QA_VIDEOS, build_questions, ensure_ingested
+    from m3graph.devkit.testmedia import DEFAULT_OUT, build_test_media
     from m3graph.graphdb.store import MemoryGraph
-    from m3graph.ingest.testmedia import DEFAULT_OUT, build_test_media
+    from m3graph.localserver.server import ensure_server
 
     manifest = build_test_media(media_dir or DEFAULT_OUT)
     wanted = set(types)
@@ -192,11 +192,11 @@ def _conversations_dir() -> Path | None:
 def retrieval(settings: Settings, data_dir: Path | None, clip_k: int, node_k: int, sessions: int | None,
               limit: int | None, out: Path) -> None:
     """Evidence recall of search_clip / search_node against BM25 and an exact cosine scan, in one run."""
+    from m3graph.devkit.eval.retrieval import evaluate as evaluate_retrieval
+    from m3graph.devkit.eval.retrieval import ingest, load_dataset, write_report
     from m3graph.embedding import text_embedder
-    from m3graph.eval.retrieval import evaluate as evaluate_retrieval
-    from m3graph.eval.retrieval import ingest, load_dataset, write_report
-    from m3graph.graphdb.server import ensure_server
     from m3graph.graphdb.store import MemoryGraph
+    from m3graph.localserver.server import ensure_server
 
     data_dir = data_dir or _conversations_dir()
     if data_dir is None:
@@ -238,12 +238,12 @@ def chat_qa(settings: Settings, data_dir: Path | None, per_category: int, conver
     """Questions of multi-session conversations (LoCoMo; category 5 = never mentioned, abstaining is right), each
     answered from its own conversation; conversations missing from the graph are ingested first, one episodic
     memory per turn (no model)."""
+    from m3graph.devkit.eval.chat_qa import conversation_files, load_questions, stratified_sample
     from m3graph.embedding import text_embedder
-    from m3graph.eval.chat_qa import conversation_files, load_questions, stratified_sample
-    from m3graph.graphdb.server import ensure_server
     from m3graph.graphdb.store import MemoryGraph
     from m3graph.ingest.chat.ingest import ingest_conversation
     from m3graph.ingest.chat.locomo import load_locomo
+    from m3graph.localserver.server import ensure_server
 
     files = [f for f in conversation_files(data_dir) if not conversations or f.stem in conversations]
     if not files:

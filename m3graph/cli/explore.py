@@ -67,8 +67,8 @@ def explore(settings: Settings, host: str, port: int, allow_remote: bool, hosts:
 
     from m3graph.explore.app import create_app
     from m3graph.explore.security import new_token
-    from m3graph.graphdb.server import ensure_server
     from m3graph.graphdb.store import MemoryGraph
+    from m3graph.localserver.server import ensure_server
     from m3graph.reasoning.control import controller_factory
     from m3graph.service import MemoryService
 

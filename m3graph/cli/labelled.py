@@ -22,11 +22,11 @@ def identity_video(settings: Settings, identity_dir: Path, out_dir: Path, short:
     """Builds the labelled video, ingests it (perception memorizer) into the configured graph and scores faces,
     voices and face-voice characters against the truth. Entities already in the graph take part in matching:
     use an empty, throwaway graph for figures to compare."""
+    from m3graph.devkit.labelled_media import FULL_LAYOUT, SHORT_LAYOUT, build_labelled_video, evaluate_labelled
     from m3graph.embedding import text_embedder
-    from m3graph.graphdb.server import ensure_server
     from m3graph.graphdb.store import MemoryGraph
-    from m3graph.ingest.labelled_media import FULL_LAYOUT, SHORT_LAYOUT, build_labelled_video, evaluate_labelled
     from m3graph.ingest.pipeline import ingest_video_inprocess
+    from m3graph.localserver.server import ensure_server
 
     video = build_labelled_video(identity_dir, out_dir, SHORT_LAYOUT if short else FULL_LAYOUT, seed,
                                  "labelled-short" if short else "labelled-real")

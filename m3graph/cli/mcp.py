@@ -49,8 +49,8 @@ def mcp(ctx: click.Context, http_spec: str | None, read_only: bool, files_roots:
         from m3graph.mcp.service import McpService
     except ImportError as exc:
         raise click.ClickException(f"{exc}; install the MCP extra: pip install 'm3graph[mcp]'") from None
-    from m3graph.graphdb.server import ensure_server
     from m3graph.graphdb.store import MemoryGraph
+    from m3graph.localserver.server import ensure_server
     from m3graph.reasoning.control import controller_factory
 
     http = parse_http(http_spec) if http_spec else None

@@ -54,7 +54,7 @@ def reembed(settings: Settings, kind: str, model: str | None, batch_size: int | 
     """Re-embed every memory (or face / voice entity) with a model and re-create its vector index at its dimension."""
     from m3graph.graphdb.executor import Executor
     from m3graph.graphdb.reembed import reembed as run_reembed
-    from m3graph.graphdb.server import ensure_server
+    from m3graph.localserver.server import ensure_server
     from m3graph.schema.migrations import apply_migrations
 
     batch = batch_size or (256 if kind == "text" else 32)

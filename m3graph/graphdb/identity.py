@@ -33,6 +33,9 @@ from m3graph.graphdb.types import FaceCluster, Resolution, VoiceCluster, clip_ke
 from m3graph.settings import Settings
 
 Kind = Literal["face", "voice"]
+# The statements of a resolution per kind, spelled out so that grep finds every caller of a .cypher file.
+_MATCH = {"face": "identity/face_match", "voice": "identity/voice_match"}
+_WRITE = {"face": "identity/face_write", "voice": "identity/voice_write"}
 
 
 @dataclass
@@ -250,10 +253,10 @@ def resolve(
         queries, invalid = [], exc
     params = [{"label": q.label, "mean": q.query_mean.astype(float).tolist(),
                "unit": (q.query_mean / np.linalg.norm(q.query_mean)).astype(float).tolist()} for q in queries]
-    # The index cosine bounds the exact score from above (identity/face_match.cypher, step 5) unless the index
+    # The index cosine bounds the exact score from above (identity/match.cypher.tmpl, step 5) unless the index
     # quantizes its vectors or the threshold is not positive.
     exact_index = not settings.vector_index.quantization and threshold > 0
-    found = tx.single(f"identity/{kind}_match", video_id=video_id, clip_index=clip_index, queries=params,
+    found = tx.single(_MATCH[kind], video_id=video_id, clip_index=clip_index, queries=params,
                       k=ident.candidates, threshold=threshold, prune_below=threshold - 1e-6 if exact_index else None)
     if found is None or not found["clip_found"]:
         raise NotFoundError(f"clip {ckey} does not exist; register it with upsert_clip before resolving {kind}s")
@@ -279,7 +282,7 @@ def resolve(
              "observations": _observation_rows(kind, clusters, queries, refs)}
     if kind == "face":
         write["pairs"] = _pair_rows(queries, refs)
-    row = tx.single(f"identity/{kind}_write", **write)
+    row = tx.single(_WRITE[kind], **write)
     first = int(row["first"]) if n_new and row is not None else 0
     mapping = {label: ref if ref >= 0 else first - ref - 1 for label, ref in refs.items()}
     created = list(range(first, first + n_new)) if n_new else []

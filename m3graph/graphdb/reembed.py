@@ -61,6 +61,13 @@ if TYPE_CHECKING:  # the caller loads the model: the store layer never imports t
 Kind = Literal["text", "face", "voice"]
 KINDS: tuple[Kind, ...] = ("text", "face", "voice")
 _INDEX = {"text": "memory_embedding", "face": "face_centroid", "voice": "voice_centroid"}
+# Per-kind query names, spelled out so that grep finds every caller of a .cypher file.
+_FILES = {"face": "reembed/face_files", "voice": "reembed/voice_files"}
+_TO_EMBED = {"face": "reembed/faces_to_embed", "voice": "reembed/voices_to_embed"}
+_PROGRESS = {"face": "reembed/face_progress", "voice": "reembed/voice_progress"}
+_DROP_INDEX = {"face": "reembed/drop_face_centroid", "voice": "reembed/drop_voice_centroid"}
+_CREATE_INDEX = {"face": "schema/vector_face_centroid", "voice": "schema/vector_voice_centroid"}
+_SET_VECTORS = {"face": "reembed/set_face_vectors", "voice": "reembed/set_voice_vectors"}
 
 
 class ReembedNotImplementedError(M3GraphError):
@@ -177,7 +184,7 @@ class _Entity:
 
 def _entities(ex: Executor, kind: Literal["face", "voice"], ids: Sequence[int], data_dir: Path) -> list[_Entity]:
     found: dict[int, _Entity] = {i: _Entity(i, []) for i in ids}
-    for row in ex.read(f"reembed/{kind}_files", ids=list(ids)):
+    for row in ex.read(_FILES[kind], ids=list(ids)):
         found[row["entity_id"]].observations.append({**row, "path": stored_file(row["uri"], data_dir)})
     return [found[i] for i in ids]
 
@@ -187,7 +194,7 @@ def _check_files(ex: Executor, kind: Literal["face", "voice"], model: str, data_
     """Entities still to move whose observation files are gone (entity -> observation keys); nothing written."""
     missing: dict[int, list[str]] = {}
     cursor = -1
-    while rows := ex.read(f"reembed/{kind}s_to_embed", model=model, after=cursor, k=batch_size):
+    while rows := ex.read(_TO_EMBED[kind], model=model, after=cursor, k=batch_size):
         ids = [r["entity_id"] for r in rows]
         for entity in _entities(ex, kind, ids, data_dir):
             if not entity.observations or entity.missing:
@@ -225,13 +232,13 @@ def reembed_entities(ex: Executor, settings: Settings, kind: Literal["face", "vo
     have = index_dimension(ex, kind)
     recreated = have != dim
     if have is not None and have != dim:
-        ex.schema(f"reembed/drop_{kind}_centroid")
-    progress_row = ex.read(f"reembed/{kind}_progress", model=model)[0]
+        ex.schema(_DROP_INDEX[kind])
+    progress_row = ex.read(_PROGRESS[kind], model=model)[0]
     total, done = int(progress_row["total"]), int(progress_row["done"])
     embedded = n_obs = dropped = 0
     unmatchable: list[int] = []
     cursor = -1
-    while rows := ex.read(f"reembed/{kind}s_to_embed", model=model, after=cursor, k=batch_size):
+    while rows := ex.read(_TO_EMBED[kind], model=model, after=cursor, k=batch_size):
         entities = _entities(ex, kind, [r["entity_id"] for r in rows], data_dir)
         gone = {e.entity_id: e.missing for e in entities if not e.observations or e.missing}
         if gone and missing == "refuse":  # a file went away after the check: stop where the last batch ended
@@ -264,7 +271,7 @@ def reembed_entities(ex: Executor, settings: Settings, kind: Literal["face", "vo
         cursor = entities[-1].entity_id
         if progress:
             progress(done + embedded, total)
-    ex.schema(f"schema/vector_{kind}_centroid", **_vector_params(settings, f"schema/vector_{kind}_centroid"))
+    ex.schema(_CREATE_INDEX[kind], **_vector_params(settings, _CREATE_INDEX[kind]))
     ex.schema("schema/await_indexes", timeout_s=600)
     return ReembedSummary(kind, model, dim, embedded, total, recreated, n_obs, dropped, unmatchable)
 
@@ -281,7 +288,7 @@ def _unit_rows(vectors: np.ndarray, n: int, dim: int, model: str) -> np.ndarray:
 
 def _write_batch(tx: Tx, kind: str, model: str, observations: list[dict[str, Any]],
                  entities: list[dict[str, Any]]) -> None:
-    tx.run(f"reembed/set_{kind}_vectors", model=model, observations=observations, entities=entities)
+    tx.run(_SET_VECTORS[kind], model=model, observations=observations, entities=entities)
 
 
 def reembed(ex: Executor, settings: Settings, kind: Kind, embedder: TextEmbedder | FileEmbedder | None = None,

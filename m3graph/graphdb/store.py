@@ -127,9 +127,8 @@ class MemoryGraph:
     def clip_identities(self, video_id: str, clip_index: int) -> tuple[dict[int, int], dict[int, int]]:
         """A resolved clip's (face label → entity id, voice label → entity id), without resolving it again."""
         faces, voices = (
-            {r["label"]: r["entity_id"] for r in self.ex.read(f"identity/{kind}_resolved", video_id=video_id,
-                                                                clip_index=clip_index)}
-            for kind in ("face", "voice"))
+            {r["label"]: r["entity_id"] for r in self.ex.read(name, video_id=video_id, clip_index=clip_index)}
+            for name in ("identity/face_resolved", "identity/voice_resolved"))
         return faces, voices
 
     def clip_memory_ids(self, video_id: str, clip_index: int) -> list[str]:

@@ -189,7 +189,7 @@ def run_ingest(settings: Settings, videos: list[Path], live_dir: Path | None, ru
     The Celery runner is passed in rather than imported, so this package never imports `m3graph.tasks`
     (tasks depend on ingestion, one way).
     """
-    from m3graph.graphdb.server import ensure_server
+    from m3graph.localserver.server import ensure_server
 
     ensure_server(settings)
     view = view or ProgressView()

@@ -18,9 +18,17 @@ from m3graph.settings import Settings
 
 log = logging.getLogger(__name__)
 
-UNIQUE_KEYS = ("video", "clip", "face", "voice", "face_obs", "utterance", "memory", "character", "counter", "lock",
-               "migration")
+# Query names are literal strings (grep finds every caller of a .cypher file; tests/test_cypher_files.py checks).
+UNIQUE_STATEMENTS = {
+    "video": "schema/unique_video", "clip": "schema/unique_clip", "face": "schema/unique_face",
+    "voice": "schema/unique_voice", "face_obs": "schema/unique_face_obs", "utterance": "schema/unique_utterance",
+    "memory": "schema/unique_memory", "character": "schema/unique_character", "counter": "schema/unique_counter",
+    "lock": "schema/unique_lock", "migration": "schema/unique_migration",
+}
+UNIQUE_KEYS = tuple(UNIQUE_STATEMENTS)
 VECTOR_INDEXES = {"face_centroid": "face", "voice_centroid": "voice", "memory_embedding": "text"}
+VECTOR_STATEMENTS = {"face_centroid": "schema/vector_face_centroid", "voice_centroid": "schema/vector_voice_centroid",
+                     "memory_embedding": "schema/vector_memory_embedding"}
 
 
 class Executor(Protocol):
@@ -49,7 +57,7 @@ class Migration:
 
 
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "uniqueness constraints for every MERGE key", tuple(f"schema/unique_{k}" for k in UNIQUE_KEYS)),
+    Migration(1, "uniqueness constraints for every MERGE key", tuple(UNIQUE_STATEMENTS.values())),
     Migration(
         2,
         "range indexes for video/clip/time filters",
@@ -62,7 +70,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             "schema/range_clip_start",
         ),
     ),
-    Migration(3, "vector indexes (face, voice, memory text)", tuple(f"schema/vector_{n}" for n in VECTOR_INDEXES),
+    Migration(3, "vector indexes (face, voice, memory text)", tuple(VECTOR_STATEMENTS.values()),
               vector=True),
     Migration(4, "full-text index over memory text", ("schema/fulltext_memory_text",)),
     # The composite (video_id, clip_index) indexes are not used by a filter on video_id alone (no before_clip),

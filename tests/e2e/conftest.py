@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from m3graph.ingest.testmedia import Manifest, build_test_media
+from m3graph.devkit.testmedia import Manifest, build_test_media
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -24,8 +24,8 @@ import redis
 from click.testing import CliRunner
 
 from m3graph.cli import main
+from m3graph.devkit.testmedia import Manifest
 from m3graph.graphdb.store import MemoryGraph
-from m3graph.ingest.testmedia import Manifest
 from m3graph.settings import Settings
 from tests.helpers.graph import canonical_dump, perception_graph, rows, variant, wipe
 

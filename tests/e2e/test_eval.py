@@ -20,9 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 from m3graph.cli.evaluate import evaluate
-from m3graph.errors import GraphDBError, InvalidInputError, LLMError, LLMUnavailableError, NotFoundError
-from m3graph.eval.chat_qa import NOT_MENTIONED, load_questions, stratified_sample
-from m3graph.eval.judge import (
+from m3graph.devkit.eval.chat_qa import NOT_MENTIONED, load_questions, stratified_sample
+from m3graph.devkit.eval.judge import (
     VERDICT_SCHEMA,
     EntailmentJudge,
     answer_match,
@@ -31,8 +30,8 @@ from m3graph.eval.judge import (
     strip_thinking,
     token_f1,
 )
-from m3graph.eval.m3bench import CANONICAL_TYPES
-from m3graph.eval.runner import (
+from m3graph.devkit.eval.m3bench import CANONICAL_TYPES
+from m3graph.devkit.eval.runner import (
     EvalItem,
     ResultsFile,
     evaluate_item,
@@ -43,10 +42,11 @@ from m3graph.eval.runner import (
     video_coverage,
     write_report,
 )
-from m3graph.eval.testmedia_qa import build_questions, read_fact
-from m3graph.graphdb.server import ServerStatus
+from m3graph.devkit.eval.testmedia_qa import build_questions, read_fact
+from m3graph.devkit.testmedia import Line, Manifest, build_test_media
+from m3graph.errors import GraphDBError, InvalidInputError, LLMError, LLMUnavailableError, NotFoundError
 from m3graph.graphdb.store import MemoryGraph
-from m3graph.ingest.testmedia import Line, Manifest, build_test_media
+from m3graph.localserver.server import ServerStatus
 from m3graph.reasoning.llm.base import ChatResult, Message, ToolSpec, Usage
 from m3graph.settings import Settings
 from tests.helpers.graph import add_clip
@@ -229,7 +229,7 @@ def test_model_errors() -> None:
 
 def test_real_offline_judge_model(settings: Settings) -> None:
     """The configured judge (offline default: packaged Qwen2.5-Coder 0.5B via llama.cpp) on clear-cut cases."""
-    from m3graph.eval.judge import make_judge
+    from m3graph.devkit.eval.judge import make_judge
 
     judge = make_judge(settings)
     try:

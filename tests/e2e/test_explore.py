@@ -20,6 +20,7 @@ import requests
 import uvicorn
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from m3graph.devkit.testmedia import Manifest, build_test_media
 from m3graph.embedding import text_embedder
 from m3graph.explore import assets
 from m3graph.explore.app import create_app
@@ -28,7 +29,6 @@ from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import EquivalenceVote
 from m3graph.http_guard import allowed_hosts
 from m3graph.ingest.pipeline import ingest_video_inprocess
-from m3graph.ingest.testmedia import Manifest, build_test_media
 from m3graph.service import MemoryService
 from tests.helpers.graph import variant, wipe, with_settings
 

@@ -27,8 +27,8 @@ import numpy as np
 import pytest
 from PIL import Image, ImageFilter
 
+from m3graph.devkit.testmedia import ensure_sdists
 from m3graph.errors import ConfigError, InvalidInputError
-from m3graph.ingest.testmedia import ensure_sdists
 from m3graph.perception.face_embed import (
     ARCFACE_TEMPLATE_112,
     FaceEmbedder,

@@ -1,6 +1,6 @@
 """Perception end to end on generated videos with real faces and espeak voices, against real Neo4j.
 
-The videos (see m3graph/ingest/testmedia.py) show Obama alone while voice A speaks (a meta-clip), then Biden
+The videos (see m3graph/devkit/testmedia.py) show Obama alone while voice A speaks (a meta-clip), then Biden
 with voice B, then both; a second video shows another Obama photo with voice A; a third has no audio.
 """
 
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from m3graph.devkit.testmedia import Manifest
 from m3graph.embedding import text_embedder
 from m3graph.graphdb.clip_state import ClipState
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.pipeline import MemorizeFailedError, ingest_video_inprocess
-from m3graph.ingest.testmedia import Manifest
 from m3graph.reasoning.perception_memorizer import ClipPerception, Memorization
 from tests.helpers.graph import perception_graph, variant, wipe, with_settings
 

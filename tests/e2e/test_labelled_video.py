@@ -1,7 +1,7 @@
 """The labelled test video of real people (issue 10), short version, through the whole pipeline against real Neo4j.
 
 90 s, 3 clips, 3 synthetic people (a real face identity paired with a real LibriSpeech speaker, see
-m3graph/ingest/labelled_media.py): clip 0 shows P0 then P1, clip 1 P2 alone (a meta-clip), clip 2 P1 then P0, each
+m3graph/devkit/labelled_media.py): clip 0 shows P0 then P1, clip 1 P2 alone (a meta-clip), clip 2 P1 then P0, each
 appearance with another photo of the person. The shared identity set lives in ../shared beside the repository; a
 missing set FAILS the session instead of skipping (as tests/e2e/test_calibrate.py)."""
 
@@ -16,15 +16,15 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from m3graph.embedding import text_embedder  # noqa: E402
-from m3graph.graphdb.store import MemoryGraph  # noqa: E402
-from m3graph.ingest.labelled_media import (  # noqa: E402
+from m3graph.devkit.labelled_media import (  # noqa: E402
     SHORT_LAYOUT,
     LabelledScore,
     LabelledVideo,
     build_labelled_video,
     evaluate_labelled,
 )
+from m3graph.embedding import text_embedder  # noqa: E402
+from m3graph.graphdb.store import MemoryGraph  # noqa: E402
 from m3graph.ingest.pipeline import ingest_video_inprocess  # noqa: E402
 from tests.helpers.graph import variant, wipe, with_settings
 

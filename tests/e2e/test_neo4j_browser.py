@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, sync_playwright
 
-from m3graph.graphdb import browser as neo4j_browser
-from m3graph.graphdb.server import ServerStatus
+from m3graph.localserver import browser as neo4j_browser
+from m3graph.localserver.server import ServerStatus
 from m3graph.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]

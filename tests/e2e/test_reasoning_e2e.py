@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from m3graph.devkit.eval.judge import answer_match
+from m3graph.devkit.eval.testmedia_qa import TestQuestion, build_questions
+from m3graph.devkit.testmedia import Manifest, build_test_media
 from m3graph.embedding import text_embedder
-from m3graph.eval.judge import answer_match
-from m3graph.eval.testmedia_qa import TestQuestion, build_questions
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.pipeline import ClipWork, ingest_video_inprocess
-from m3graph.ingest.testmedia import Manifest, build_test_media
 from m3graph.reasoning.control import make_controller
 from m3graph.reasoning.memorize import LLMMemorizer, make_memorizer
 from tests.helpers.graph import rows, variant, wipe, with_settings

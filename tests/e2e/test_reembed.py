@@ -13,13 +13,13 @@ from click.testing import CliRunner
 
 from m3graph.cli import main
 from m3graph.cli.exit_codes import exit_code
+from m3graph.devkit.testmedia import Manifest, build_test_media
 from m3graph.embedding import text_embedder
 from m3graph.errors import InvalidInputError, SchemaVersionError
 from m3graph.graphdb.deletion import delete_clip
 from m3graph.graphdb.reembed import MissingFilesError, index_dimension, reembed, stored_file
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.pipeline import ingest_video_inprocess
-from m3graph.ingest.testmedia import Manifest, build_test_media
 from m3graph.observations import FaceCluster, FaceObservation, UtteranceObservation, VoiceCluster
 from m3graph.perception.file_embed import FaceFileEmbedder, VoiceFileEmbedder
 from m3graph.schema.migrations import check_schema

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from m3graph.ingest import testmedia
-from m3graph.ingest.testmedia import Manifest, TestMediaError, build_test_media, ensure_sdists
+from m3graph.devkit import testmedia
+from m3graph.devkit.testmedia import Manifest, TestMediaError, build_test_media, ensure_sdists
 from m3graph.ingest.video import extract_audio, plan_clips, probe
 
 REPO = Path(__file__).resolve().parents[2]

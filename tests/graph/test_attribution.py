@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 import pytest
 
 from bench.attribution_rule import DEV, measure
+from m3graph.devkit.eval.judge import is_abstention
 from m3graph.embedding import text_embedder
 from m3graph.errors import NotFoundError
-from m3graph.eval.judge import is_abstention
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.chat.ingest import ingest_conversation
 from m3graph.ingest.chat.model import Conversation, Session, Turn

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from m3graph.cypher import QUERIES, CypherQuery
+from m3graph.cypher import QUERIES, VARIANTS_SUFFIX, CypherQuery
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.schema.migrations import MIGRATIONS, _vector_params
 
@@ -16,8 +17,15 @@ DDL = re.compile(r"^CREATE\s+(CONSTRAINT|(?:VECTOR\s+|FULLTEXT\s+)?INDEX)\s+(\w+
 DBMS_CALL = re.compile(r"^CALL\s+dbms\.components\(\)", re.I)
 HEADER = re.compile(r"^//\s*(\w+)\s*:\s*(.*?)\s*$")
 PACKAGE = Path(__file__).resolve().parents[2] / "m3graph"
-# Query names used from Python: literal names, and f-strings over the entity kind.
-USE = re.compile(r"""\b(?:run|single|read|write|schema)\(\s*(f?)"([a-z_]+/[a-z_{}]+)\"""")
+# Query names as they appear in code: a quoted `folder/name` whose folder is a query folder.
+LITERAL = re.compile(r"""["']([a-z_]+/[a-z0-9_]*[a-z0-9])["']""")  # "schema/vector_" is a prefix
+# Calls with a name that is not a literal string: an f-string, or a variable (name tables are fine: the literal
+# names sit in the table, and the test below finds them there).
+F_NAME = re.compile(r"""\b(?:run|single|read|write|schema|query)\(\s*f["']""")
+ROOTS = [PACKAGE / "cypher", PACKAGE / "devkit" / "cypher"]
+REPO = PACKAGE.parent
+# Queries of the development kit may be used only by benchmarks and tests.
+DEV_FOLDERS = ("bench", "eval")
 
 NON_SCHEMA = sorted(n for n, q in QUERIES.items() if q.mode != "schema")
 SCHEMA = sorted(n for n, q in QUERIES.items() if q.mode == "schema")
@@ -38,9 +46,25 @@ def _header(q: CypherQuery, key: str) -> list[str] | None:
     return None
 
 
+def _variant_names() -> set[str]:
+    """The queries the templates yield: one per table of each `NAME.variants.toml`."""
+    names: set[str] = set()
+    for root in ROOTS:
+        for table in root.rglob("*" + VARIANTS_SUFFIX):
+            folder = table.parent.relative_to(root).as_posix()
+            names |= {f"{folder}/{variant}" for variant in tomllib.loads(table.read_text(encoding="utf-8"))}
+    return names
+
+
+def _file_names() -> set[str]:
+    return {f.relative_to(root).with_suffix("").as_posix() for root in ROOTS for f in root.rglob("*.cypher")}
+
+
 def test_queries_were_loaded() -> None:
-    files = sorted(PACKAGE.joinpath("cypher").rglob("*.cypher"))
-    assert len(files) == len(QUERIES) > 50
+    files, variants = _file_names(), _variant_names()
+    assert not files & variants
+    assert set(QUERIES) == files | variants and len(QUERIES) > 50
+    assert {"search/ranked", "search/ranked_2026", "identity/face_write", "identity/voice_write"} <= variants
     assert SCHEMA and NON_SCHEMA
 
 
@@ -104,14 +128,50 @@ def test_schema_files_created_what_they_declare(memory_graph: MemoryGraph, name:
     memory_graph.ex.schema(name, **(_vector_params(memory_graph.settings, name) if q.params else {}))
 
 
-def test_every_query_used_in_code_exists() -> None:
-    used: set[str] = set()
-    for path in PACKAGE.rglob("*.py"):
-        for is_f, name in USE.findall(path.read_text(encoding="utf-8")):
-            if is_f and "{kind}" in name:
-                used |= {name.replace("{kind}", k) for k in ("face", "voice")}
-            elif "{" not in name:
-                used.add(name)
-    assert used, "no query names found: the pattern is out of date"
-    missing = sorted(used - set(QUERIES))
-    assert missing == []
+def _literals(paths: list[Path]) -> dict[str, set[str]]:
+    """Query-like literal names -> the files that spell them."""
+    found: dict[str, set[str]] = {}
+    for path in paths:
+        for name in LITERAL.findall(path.read_text(encoding="utf-8")):
+            found.setdefault(name, set()).add(str(path.relative_to(REPO)))
+    return found
+
+
+def _product_sources() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def _dev_sources() -> list[Path]:
+    return sorted([*REPO.joinpath("bench").rglob("*.py"), *REPO.joinpath("tests").rglob("*.py")])
+
+
+def test_every_query_name_is_a_literal() -> None:
+    """No query is called by a computed name: grep must find every caller of a .cypher file."""
+    computed = [f"{p.relative_to(REPO)}:{i}" for p in _product_sources() for i, line in
+                enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if F_NAME.search(line)]
+    assert computed == [], f"query names built at run time: {computed}"
+
+
+def test_every_query_is_referenced_by_its_literal_name() -> None:
+    """Every .cypher file (and every template variant) has a caller that spells its name: product queries in
+    m3graph/, the development kit's (bench/, eval/) in m3graph/, bench/ or tests/."""
+    product = _literals(_product_sources())
+    dev = _literals(_dev_sources())
+    unused = sorted(name for name in QUERIES if name not in product
+                    and not (name.split("/")[0] in DEV_FOLDERS and name in dev))
+    assert unused == [], f"queries no code names literally: {unused}"
+
+
+def test_every_literal_query_name_resolves() -> None:
+    """A literal in a query folder's namespace that names no query is a typo waiting to fail at run time."""
+    folders = {name.split("/")[0] for name in QUERIES}
+    used = _literals(_product_sources()) | _literals(_dev_sources())
+    missing = {name: sorted(files) for name, files in used.items()
+               if name.split("/")[0] in folders and name not in QUERIES and not _is_path(name, files)}
+    assert missing == {}, f"literal query names without a .cypher file: {missing}"
+
+
+def _is_path(name: str, files: set[str]) -> bool:
+    """`search/ranked.cypher`-style mentions in prose are caught by the pattern's end; what is left that names no
+    query must be a file path (e.g. "schema/migrations" in a docstring) and is told apart by existing."""
+    return (PACKAGE / f"{name}.py").is_file() or (PACKAGE / name).is_dir()

@@ -12,8 +12,8 @@ from m3graph.cli import exit_codes
 from m3graph.errors import InvalidInputError
 from m3graph.graphdb.guard_plan import PlanRefusal, check_plan
 from m3graph.graphdb.guarded import GuardedCypherError, GuardLimits, VectorPolicy, run_guarded
-from m3graph.graphdb.server import ServerStatus
 from m3graph.graphdb.store import MemoryGraph
+from m3graph.localserver.server import ServerStatus
 from m3graph.settings import Settings
 from tests.graph.test_cli_errors import _m3graph
 from tests.helpers.graph import rows

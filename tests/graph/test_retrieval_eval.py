@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from m3graph.cli import main
-from m3graph.eval.retrieval import BM25, load_dataset
+from m3graph.devkit.eval.retrieval import BM25, load_dataset
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.settings import Settings
 

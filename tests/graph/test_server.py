@@ -18,8 +18,9 @@ from neo4j.exceptions import AuthError, ClientError, DriverError, Neo4jError
 
 from m3graph.cli.db import db
 from m3graph.errors import ServerError
-from m3graph.graphdb import backup as store_copy
-from m3graph.graphdb.server import LINES, STORE_MARKER, LocalNeo4j, ServerStatus, ensure_server
+from m3graph.localserver import backup as store_copy
+from m3graph.localserver.runtime import LINES
+from m3graph.localserver.server import STORE_MARKER, LocalNeo4j, ServerStatus, ensure_server
 from m3graph.settings import Settings
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from m3graph.eval.date_match import gold_span, same_date
-from m3graph.eval.runner import summarize
+from m3graph.devkit.eval.date_match import gold_span, same_date
+from m3graph.devkit.eval.runner import summarize
 
 D = date
 

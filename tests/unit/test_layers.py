@@ -1,5 +1,15 @@
 """Dependencies run one way: perception never imports the store, and no two packages of m3graph import each other.
 
+The rules enforced here:
+1. Forbidden edges (`FORBIDDEN`): perception and observations never import the store (graphdb, schema); errors
+   and settings import nothing of the store; graphdb never imports the local server tooling (`localserver`).
+2. The local server tooling (`m3graph.localserver`: launcher, start/stop, backup, Browser) imports only
+   `errors` and `settings` of m3graph: it runs a Neo4j, it is no part of the memory store.
+3. The development kit (`m3graph.devkit`: test media, labelled media, evaluation runners, bench/eval queries)
+   is imported by no product package; only the CLI commands that run it (`m3graph eval`, `m3graph labelled`)
+   and the demo entry may (`DEVKIT_IMPORTERS`, by file).
+4. No package cycles (`KNOWN_CYCLES` only ever shrinks; it is empty).
+
 The import graph is read from the source (every `import`, at module level or inside a function, except imports
 under `if TYPE_CHECKING:`), so a lazy import inside a function cannot hide a cycle. A package is the first name
 under `m3graph` (`m3graph.graphdb.store` -> `graphdb`; a top-level module such as `m3graph.settings` is its own).
@@ -23,7 +33,11 @@ FORBIDDEN = {("perception", "graphdb"), ("perception", "schema"), ("observations
              ("service", "cli"), ("service", "mcp"), ("service", "explore"), ("service", "reasoning"),
              ("service", "ingest"), ("service", "tasks"), ("graphdb", "service"), ("perception", "service"),
              ("schema", "service"), ("mcp", "explore"), ("mcp", "cli"), ("reasoning", "mcp"),
-             ("reasoning", "explore"), ("reasoning", "cli")}
+             ("reasoning", "explore"), ("reasoning", "cli"), ("graphdb", "localserver"), ("service", "localserver")}
+# What the local server package may import of m3graph (besides itself).
+LOCALSERVER_IMPORTS = {"errors", "settings"}
+# The only files outside m3graph/devkit that may import it.
+DEVKIT_IMPORTERS = {"cli/evaluate.py", "cli/labelled.py", "cli/__init__.py", "ingest/demo.py"}
 # Package cycles still allowed (none: the last ones, ingest<->tasks, ingest<->reasoning and embedding<->graphdb,
 # were removed). The test fails when a listed one disappears too, so this list only ever shrinks.
 KNOWN_CYCLES: set[frozenset[str]] = set()
@@ -116,6 +130,20 @@ def test_forbidden_layer_imports() -> None:
     graph = package_graph()
     bad = {f"{a} -> {b}": sorted(graph[a][b]) for a, b in FORBIDDEN if graph.get(a, {}).get(b)}
     assert not bad, f"imports against the layering: {bad}"
+
+
+def test_local_server_imports_only_errors_and_settings() -> None:
+    graph = package_graph()
+    assert "localserver" in graph, "m3graph/localserver is missing or imports nothing: the check is out of date"
+    extra = {dst: sorted(files) for dst, files in graph["localserver"].items() if dst not in LOCALSERVER_IMPORTS}
+    assert not extra, f"m3graph.localserver imports beyond errors/settings: {extra}"
+
+
+def test_only_the_cli_and_the_demo_import_the_devkit() -> None:
+    graph = package_graph()
+    importers = {f for src, dsts in graph.items() for dst, files in dsts.items() if dst == "devkit" for f in files}
+    assert importers, "nothing imports m3graph.devkit: the check is out of date"
+    assert sorted(importers - DEVKIT_IMPORTERS) == [], "product modules import the development kit"
 
 
 def test_no_package_cycles() -> None:

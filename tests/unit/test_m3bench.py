@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from m3graph.cli.evaluate import evaluate
-from m3graph.eval.m3bench import (
+from m3graph.devkit.eval.m3bench import (
     CANONICAL_TYPES,
     BenchSplit,
     M3BenchFormatError,

@@ -1,4 +1,4 @@
-"""Questions with known answers about the generated test videos (m3graph/ingest/testmedia.py).
+"""Questions with known answers about the generated test videos (m3graph/devkit/testmedia.py).
 
 M3-Bench needs the released memory graphs, which are not available offline; these questions exercise the same
 machinery (ingested memory, controller, judge) end to end on videos whose truth is known exactly. Every question
@@ -21,9 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from m3graph.eval.judge import Keyword, contains_phrase, tokenize
-from m3graph.eval.runner import EvalItem
-from m3graph.ingest.testmedia import Line, Manifest, VideoSpec
+from m3graph.devkit.eval.judge import Keyword, contains_phrase, tokenize
+from m3graph.devkit.eval.runner import EvalItem
+from m3graph.devkit.testmedia import Line, Manifest, VideoSpec
 
 if TYPE_CHECKING:
     from m3graph.graphdb.store import MemoryGraph

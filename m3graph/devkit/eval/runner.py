@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from m3graph.devkit.eval.date_match import same_date
+from m3graph.devkit.eval.judge import EntailmentJudge, Keyword, answer_match, keyword_verdict, token_f1
+from m3graph.devkit.eval.m3bench import CANONICAL_TYPES, BenchQuestion
 from m3graph.errors import ConfigError, InvalidInputError, M3GraphError, NotFoundError, RetryableError
-from m3graph.eval.date_match import same_date
-from m3graph.eval.judge import EntailmentJudge, Keyword, answer_match, keyword_verdict, token_f1
-from m3graph.eval.m3bench import CANONICAL_TYPES, BenchQuestion
 from m3graph.reasoning.llm.base import Usage
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # An answerer factory is called with (settings, graph) and returns an Answerer.
-DEFAULT_ANSWERER = "m3graph.eval.runner:controller_answerer"
+DEFAULT_ANSWERER = "m3graph.devkit.eval.runner:controller_answerer"
 UNANSWERABLE = "unanswerable"  # the tag of a question whose answer is not in memory: abstaining is right
 
 

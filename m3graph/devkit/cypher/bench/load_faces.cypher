@@ -1,7 +1,7 @@
 // mode: write
 // params: entities, video_id
 // returns: n
-// Benchmark loader: Face entities with exactly the properties identity/face_write.cypher writes (exemplars
+// Benchmark loader: Face entities with exactly the properties identity/face_write (identity/write.cypher.tmpl) writes (exemplars
 // flattened row-major, `dim` per row), each with its own Character as characters/write.cypher would make it.
 UNWIND $entities AS e
 CREATE (n:Face {entity_id: e.entity_id})

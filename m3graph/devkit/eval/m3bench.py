@@ -141,7 +141,7 @@ class BenchSplit:
 
 def default_data_dir() -> Path | None:
     """``../shared/data/m3bench`` beside the checkout, when it exists (the layout of this workplace)."""
-    candidates = [Path(__file__).resolve().parents[2].parent / "shared" / "data" / "m3bench",
+    candidates = [Path(__file__).resolve().parents[3].parent / "shared" / "data" / "m3bench",
                   Path.cwd().parent / "shared" / "data" / "m3bench"]
     return next((c.resolve() for c in candidates if (c / "robot.json").is_file() or (c / "web.json").is_file()), None)
 

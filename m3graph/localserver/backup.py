@@ -18,7 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from m3graph.errors import ServerError
-from m3graph.graphdb.server import LINES, STORE_MARKER, LocalNeo4j, StopProgress
+from m3graph.localserver.runtime import LINES
+from m3graph.localserver.server import STORE_MARKER, LocalNeo4j
+from m3graph.localserver.shutdown import StopProgress
 from m3graph.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from m3graph.ingest.testmedia import (
+from m3graph.devkit.testmedia import (
     CLIP_SECONDS,
     SR,
     WIDTH,

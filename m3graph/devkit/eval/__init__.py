@@ -4,7 +4,7 @@ Modules import their heavy dependencies (Neo4j, models) lazily, so `m3graph eval
 on a machine with neither.
 """
 
-from m3graph.eval.m3bench import (
+from m3graph.devkit.eval.m3bench import (
     CANONICAL_TYPES,
     SPLITS,
     BenchQuestion,

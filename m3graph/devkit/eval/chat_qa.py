@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from m3graph.devkit.eval.runner import UNANSWERABLE, EvalItem
 from m3graph.errors import InvalidInputError, NotFoundError
-from m3graph.eval.runner import UNANSWERABLE, EvalItem
 
 CATEGORIES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 NOT_MENTIONED = "Not mentioned in the conversation."
