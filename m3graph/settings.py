@@ -6,6 +6,9 @@ other module reads the environment. Defaults are the paper's (arXiv 2508.09736) 
 
 Precedence: keyword arguments > environment (``M3GRAPH_*``, nested with ``__``) > TOML file
 (``M3GRAPH_CONFIG`` or ``./m3graph.toml``) > defaults.
+
+Why this module is over 400 lines: the project keeps one typed settings object, and every section of it lives here
+so that precedence, validation and per-model defaults are decided in one place.
 """
 
 from __future__ import annotations

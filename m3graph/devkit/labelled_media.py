@@ -21,6 +21,9 @@ no new Cypher) and scores it: faces per sampled frame (the largest face; a small
 photo, e.g. img31 shows one behind the person, and is listed apart), voices per 0.1-s frame (pairwise and B-cubed
 precision/recall, ``m3graph.perception.calibrate``), and face↔voice agreement per person (are the person's face
 entity and voice entity in one character?).
+
+Why this module is over 400 lines: it is development tooling, not product code, and building the labelled video and
+scoring the graph against the same labels share one specification of who appears when.
 """
 
 from __future__ import annotations

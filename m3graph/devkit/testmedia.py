@@ -17,6 +17,9 @@ The videos (reference §4.1–4.2; clips are exact because keyframes are forced 
 
 Building is idempotent: a manifest whose fingerprint matches the specification is returned as is (a few
 milliseconds), and a changed specification rebuilds only the videos it changes.
+
+Why this module is over 400 lines: it is development tooling; the specification of the generated videos and their
+build (photos, voices, cuts, manifest) are kept together so the manifest can never disagree with the media.
 """
 
 from __future__ import annotations

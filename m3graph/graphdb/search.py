@@ -244,7 +244,8 @@ class MemorySearch:
                     exclude: Sequence[str] = (), k: int | None = None, threshold: float | None = None,
                     characters: Sequence[int] = (), episodic_only: bool = False, text: str | None = None,
                     since: datetime | None = None, until: datetime | None = None) -> list[ClipResult]:
-        """The best k clips not in `exclude`, with all their memories, in clip order.
+        """The best k clips not in `exclude`, with all their memories, best first (`rank`, the fused relevance;
+        the controller presents its evidence in clip order itself, as the reference did).
 
         With `text`, clips are ranked by fused evidence; without, by their best memory's cosine (the reference).
         `threshold` floors the vector cosine (default: the floor measured for the text model).
@@ -256,8 +257,7 @@ class MemorySearch:
         if scope is None:
             return []
         reference = not (text and self.cfg.hybrid)
-        results = self._ranked(query, text, scope, self.floor(threshold), True, k, exclude, episodic_only, reference)
-        return sorted(results, key=lambda r: (r.video_id, r.clip_index))
+        return self._ranked(query, text, scope, self.floor(threshold), True, k, exclude, episodic_only, reference)
 
     def search_node(self, query: Sequence[float], videos: Sequence[str] | None = None, before_clip: int | None = None,
                     k: int | None = None, characters: Sequence[int] = (), text: str | None = None,
@@ -275,8 +275,7 @@ class MemorySearch:
             return []
         hybrid = bool(text and self.cfg.hybrid)
         floor = self.floor(threshold) if hybrid or threshold is not None else -1.0
-        results = self._ranked(query, text, scope, floor, False, k, reference=not hybrid)
-        return sorted(results, key=lambda r: (r.video_id, r.clip_index))
+        return self._ranked(query, text, scope, floor, False, k, reference=not hybrid)  # clips best first
 
     def _group(self, ids: Sequence[str], scores: dict[str, float | None]) -> list[ClipResult]:
         rows = self.ex.read("search/memories_by_id", ids=list(ids))

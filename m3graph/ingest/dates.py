@@ -39,6 +39,10 @@ interval (`first`, `last`), a granularity and an `approximate` flag. The rules, 
   August 2023", "the second Tuesday of May 2023".
 
 Without a reference only absolute expressions are resolved. Spans never overlap: the longest reading wins.
+
+Why this module is over 400 lines: it is one grammar of time expressions whose rules refer to each other (anchors,
+counts, weekdays, seasons), with its number words and month names; split apart, the precedence between readings
+would be spread over files.
 """
 
 from __future__ import annotations

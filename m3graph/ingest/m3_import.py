@@ -32,6 +32,9 @@ importer maps the graph as it is:
 * **Idempotency**: importing a video id that already exists is refused with `VideoExistsError`; with
   ``replace=True`` the existing video is deleted first (`MemoryGraph.delete_video`), after the file has been
   parsed and embedded, so a bad file never costs the old data. The write itself is one transaction.
+
+Why this module is over 400 lines: it maps the research code's whole pickle format (nodes, edges, embeddings,
+equivalences) to the graph in one place, so the format can be read against the reference in one file.
 """
 
 from __future__ import annotations

@@ -27,6 +27,9 @@ of its frame (§10 item 10). Here, all offline and per clip:
 Model thresholds: cosines depend on the embedder. With dlib, different people measured 0.78-0.90 cosine on the test
 photos and the same person 0.95-0.98 (ArcFace separates near 0.3), so the ArcFace-scale defaults (cluster 0.6,
 identity 0.3) merge strangers with dlib; see the `DLIB_*` constants and the warning in `perceive_faces`.
+
+Why this module is over 400 lines: detection, tracking, quality ranking and per-clip clustering run over one frame
+loop and share its state (frames, boxes, tracks); the models themselves live in `mtcnn.py` and `face_embed.py`.
 """
 
 from __future__ import annotations

@@ -37,6 +37,10 @@ merge them outright.
 
 `diarization = "pyannote"` replaces steps 1, 2 and 4 by a local pyannote pipeline (`diarize_pyannote.py`); embeddings
 and ASR stay the same so the output is interchangeable.
+
+Why this module is over 400 lines: VAD spans, speaker turns, their embeddings, both clustering stages and the ASR
+alignment are one clip's pipeline and pass one set of turns between them; the models live in `vad.py`, `speaker.py`,
+`campplus.py` and `asr.py`.
 """
 
 from __future__ import annotations

@@ -24,6 +24,10 @@ Two dialects over the same tools (`memory_tools.MemoryTools`):
 The research loop treated any unparseable reply as a search with no query and showed the model an empty
 result (§7.4); here a malformed, truncated or thinking-only reply is retried once with a correction, and a
 reply that is still unusable is recorded as such in the trace, never turned into a silent empty search.
+
+Why this module is over 400 lines: the two controller modes (`m3`, `tools`) share the round loop, the correction of
+malformed replies and the trace; the tools themselves live in `memory_tools.py` and the attribution rule in
+`attribution.py`.
 """
 
 from __future__ import annotations

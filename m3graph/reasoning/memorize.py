@@ -10,6 +10,10 @@ attributes an action to nobody, or to the wrong person.
 Transcripts are untrusted text too: they go to the model as quoted JSON data, and the output contract (one
 JSON object, tags validated) means an instruction hidden in speech can at most produce a memory that quotes
 it, never an edge to an entity outside the clip.
+
+Why this module is over 400 lines: the prompt, the lenient parse of the model's reply and the strict validation of
+its tags are one contract with the model; split apart, a change to the prompt could no longer be read beside the
+rules that check the answers.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ A full M3-Bench run is thousands of multi-round controller calls, so results are
 as they finish and a re-run skips every id already in the file: a crash, a killed job or an unavailable model
 costs only the question in flight. The report is always recomputed from the file, so a resumed run reports the
 same numbers as an uninterrupted one.
+
+Why this module is over 400 lines: it is development tooling; the resumable results file, the answerer, the judge
+calls and the report recomputed from the file are one run's bookkeeping and must agree on the record format.
 """
 
 from __future__ import annotations

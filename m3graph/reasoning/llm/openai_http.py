@@ -14,6 +14,9 @@ Structured output degrades instead of failing: servers differ in what ``response
 OpenAI take ``json_schema``; llama.cpp's server only ``json_object`` with an optional ``schema``; some none at
 all). A 400/422 that names the response format downgrades one level, once per level, and the downgrade is
 remembered for the life of the model object so later calls do not pay for the failed request again.
+
+Why this module is over 400 lines: one backend's request building, response-format downgrades, tool calls and
+retries all depend on what the server accepted before, state kept on one object.
 """
 
 from __future__ import annotations
