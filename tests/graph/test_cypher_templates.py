@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (fixtures imported from graph_fixtures are requested by name)
 """Query variants written once: a template plus a table of slot texts yields exactly the statements it replaced.
 
 `search/ranked` and `search/ranked_2026` (per server capability) and the face/voice identity statements (per
@@ -16,12 +15,11 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from graph_fixtures import memory_graph  # noqa: F401
 
 from m3graph.cypher import QUERIES, TEMPLATE_SUFFIX, VARIANTS_SUFFIX, query, render
 from m3graph.graphdb.store import MemoryGraph
 
-CYPHER = Path(__file__).resolve().parents[1] / "m3graph" / "cypher"
+CYPHER = Path(__file__).resolve().parents[2] / "m3graph" / "cypher"
 TEMPLATES = sorted(CYPHER.rglob("*" + TEMPLATE_SUFFIX))
 
 
