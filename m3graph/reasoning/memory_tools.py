@@ -82,23 +82,23 @@ class MemoryTools:
         return f"CLIP_{clip_index}" if single else f"{video_id}/CLIP_{clip_index}"
 
     def _knowledge(self, results: Sequence[ClipResult]) -> tuple[dict[str, list[str]], list[str]]:
+        """What the model sees, in clip order (as the reference showed evidence), and the clip keys shown in the
+        search's own order, best first (the order every front end reports)."""
+        shown = [(r, lines) for r in results
+                 if (lines := [m.text for m in r.memories if not is_equivalence(m.raw_text)])]
         knowledge: dict[str, list[str]] = {}
-        keys = []
-        for r in sorted(results, key=lambda c: (c.video_id, c.clip_index)):
-            lines = [m.text for m in r.memories if not is_equivalence(m.raw_text)]
-            if lines:
-                label = self.label(r.video_id, r.clip_index)
-                knowledge[label] = lines
-                keys.append(clip_key(r.video_id, r.clip_index))
-                when = clip_time(r)
-                if when:
-                    self.times[label] = when
-                if r.started_at is not None:
-                    self.dates[label] = f"{r.started_at.day} {r.started_at:%B %Y}"
-                for m in r.memories:
-                    if m.score is not None:
-                        self.line_scores[(label, m.text)] = m.score
-        return knowledge, keys
+        for r, lines in sorted(shown, key=lambda x: (x[0].video_id, x[0].clip_index)):
+            label = self.label(r.video_id, r.clip_index)
+            knowledge[label] = lines
+            when = clip_time(r)
+            if when:
+                self.times[label] = when
+            if r.started_at is not None:
+                self.dates[label] = f"{r.started_at.day} {r.started_at:%B %Y}"
+            for m in r.memories:
+                if m.score is not None:
+                    self.line_scores[(label, m.text)] = m.score
+        return knowledge, [clip_key(r.video_id, r.clip_index) for r, _ in shown]
 
     def _vector(self, query: str) -> list[float]:
         return [float(x) for x in self.embedder.embed([query])[0]]
@@ -119,10 +119,10 @@ class MemoryTools:
         self.shown += [k for k in keys if k not in self.shown]
         if not knowledge and fallback:
             node = self.search_node(query)
-            fresh = [i for i, key in enumerate(node.clips) if key not in self.shown]
-            labels = list(node.knowledge)
-            node.knowledge = {labels[i]: node.knowledge[labels[i]] for i in fresh}
-            node.clips = [node.clips[i] for i in fresh]
+            fresh = [key for key in node.clips if key not in self.shown]
+            keep = {self.label(video, int(clip)) for video, clip in (key.rsplit("#", 1) for key in fresh)}
+            node.knowledge = {label: lines for label, lines in node.knowledge.items() if label in keep}
+            node.clips = fresh
             node.fallback = "no new clip above the threshold; single memories from clips not shown yet"
             return node
         return ToolResult("search_clip", query, knowledge, keys)

@@ -414,7 +414,7 @@ def test_clip_links_stop_at_the_ends(server: str, ingested: MemoryGraph) -> None
 
 def test_search_lists_clips_best_first(page: Page, server: str, ingested: MemoryGraph) -> None:
     page.goto(f"{server}/search?q=a+person+talking")
-    scores = [float(t.split()[-1]) for t in page.locator("#results .result h3 .muted").all_inner_texts()]
+    scores = [float(t.split()[-1]) for t in page.locator("#results .result h3 .relevance").all_inner_texts()]
     assert len(scores) >= 2
     assert scores == sorted(scores, reverse=True)
     assert page.locator("#ask-form").count() == 0
