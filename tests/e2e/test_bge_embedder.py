@@ -16,7 +16,7 @@ from m3graph.errors import ConfigError
 from m3graph.settings import BGE_TEXT_MODEL, Settings, TextModelConfig
 
 REPO = Path(__file__).resolve().parents[2]
-BGE = TextModelConfig(model=BGE_TEXT_MODEL, models_dir=REPO / ".m3graph" / "text-models")
+BGE = TextModelConfig(model=BGE_TEXT_MODEL, models_dir=REPO / ".m3graph" / "text-models", query_instruction=True)
 
 # Runs in a fresh interpreter whose every outbound connection raises: the model must need nothing but its files.
 _OFFLINE = """
