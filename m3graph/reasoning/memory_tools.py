@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from m3graph.embedding import TextEmbedder
+from m3graph.embedding import TextEmbedder, query_embed
 from m3graph.errors import InvalidInputError
 from m3graph.graphdb.search import MemorySearch
 from m3graph.graphdb.tags import is_equivalence
@@ -101,7 +101,7 @@ class MemoryTools:
         return knowledge, [clip_key(r.video_id, r.clip_index) for r, _ in shown]
 
     def _vector(self, query: str) -> list[float]:
-        return [float(x) for x in self.embedder.embed([query])[0]]
+        return [float(x) for x in query_embed(self.embedder)([query])[0]]
 
     # -- tools ---------------------------------------------------------------------------------------
     def request(self, query: str, mode: Literal["clip", "node"], k: int) -> SearchRequest:

@@ -4,6 +4,11 @@ Every statement is ``IF NOT EXISTS`` DDL, so applying a migration twice (or from
 harmless; the `(:Migration {version})` node records what ran. Vector dimensions come from the configured
 models, and a database whose indexes disagree with them is refused with `SchemaVersionError`: silently
 mixing 128-d and 512-d face vectors would make every similarity meaningless.
+
+Two text models of the same dimension (MiniLM and bge-small are both 384-d) are told apart by a mark, one
+`(:EmbeddingModel {kind: 'text', model})` node naming the model the memory vectors belong to: connecting with
+another model is refused the same way. Migration 11 marks a graph from before the mark: memories with vectors and
+no `reembed` mark were embedded by the only model there was then (all-MiniLM-L6-v2) when the index is 384-d.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ class Migration:
     # A server capability (attribute of executor.capabilities) the migration needs; without it the migration is
     # left unapplied (and unrecorded), so it runs once the server is upgraded.
     requires: str | None = None
+    text_mark: bool = False  # a write taking the text model the graph's existing memories were embedded by
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -91,8 +97,13 @@ MIGRATIONS: tuple[Migration, ...] = (
     # Hybrid search also ranks whole clips: BM25 over a clip's derived search text (date in words + memories).
     Migration(10, "clip search text and its English-analysed full-text index",
               ("schema/backfill_clip_search_text", "schema/fulltext_clip_text_en")),
+    # Same-dimension text models differ: the graph names the one its memory vectors belong to.
+    Migration(11, "text embedding model mark", ("schema/mark_text_model",), text_mark=True),
 )
 LATEST = MIGRATIONS[-1].version
+TEXT_MARK_VERSION = 11
+# What memories embedded before the mark hold at this dimension: the one text model m3graph had until then.
+LEGACY_TEXT_MODEL, LEGACY_TEXT_DIM = "all-minilm-l6-v2", 384
 
 
 def _dims(settings: Settings) -> dict[str, int]:
@@ -124,8 +135,32 @@ def _vector_params(settings: Settings, statement: str) -> dict[str, Any]:
     return {name: value for name, value in options.items() if name in declared}
 
 
+def graph_text_model(executor: Executor, settings: Settings, applied: set[int] | None = None) -> str | None:
+    """The text model the graph's memory vectors belong to: its mark, or for a graph from before the mark the model
+    inferred from its memories (None: nothing embedded yet, any model may claim it)."""
+    marks = {row["model"] for row in executor.read("schema/text_model_marks")}
+    if len(marks) > 1:
+        raise SchemaVersionError(f"the graph is marked with several text models ({', '.join(sorted(marks))}); "
+                                 "run `m3graph reembed --kind text` to move it to one")
+    if marks:
+        return marks.pop()
+    if applied is None:
+        applied = {row["version"] for row in executor.read("schema/applied_migrations")}
+    if TEXT_MARK_VERSION in applied:  # marked once, then emptied (a wiped graph): free to claim
+        return None
+    row = executor.read("schema/stored_text_model")[0]
+    if not row["embedded"]:
+        return None
+    if row["model"]:
+        return str(row["model"])
+    dims = {int(r["options"]["indexConfig"]["vector.dimensions"]) for r in executor.read("schema/list_indexes")
+            if r["name"] == "memory_embedding" and r["type"] == "VECTOR"}
+    return LEGACY_TEXT_MODEL if dims == {LEGACY_TEXT_DIM} else settings.text_model.name
+
+
 def check_schema(executor: Executor, settings: Settings) -> None:
-    """Refuses a database that is newer than this code or whose vector dimensions differ from the models."""
+    """Refuses a database that is newer than this code, whose vector dimensions differ from the models, or whose
+    memories were embedded by another text model."""
     applied = [row["version"] for row in executor.read("schema/applied_migrations")]
     if applied and max(applied) > LATEST:
         raise SchemaVersionError(
@@ -143,6 +178,12 @@ def check_schema(executor: Executor, settings: Settings) -> None:
                 f"{dims[kind]}; move the graph to the configured model with `m3graph reembed --kind {kind}`, "
                 "or use a separate database"
             )
+    have_model, want = graph_text_model(executor, settings, set(applied)), settings.text_model.name
+    if have_model is not None and have_model != want:
+        raise SchemaVersionError(
+            f"the graph's memories were embedded by text model {have_model} but the configured one is {want}; "
+            f"move the graph with `m3graph reembed --kind text --model {settings.text_model.model}`, configure "
+            f"{have_model} again, or use a separate database")
 
 
 def apply_migrations(executor: Executor, settings: Settings, await_timeout_s: int = 300) -> list[int]:
@@ -154,11 +195,16 @@ def apply_migrations(executor: Executor, settings: Settings, await_timeout_s: in
         if migration.version in applied:
             continue
         for statement in migration.statements:
+            if migration.text_mark:
+                executor.write(statement, model=graph_text_model(executor, settings) or settings.text_model.name)
+                continue
             params = _vector_params(settings, statement) if migration.vector and query(statement).params else {}
             executor.schema(statement, **params)
         executor.write("schema/record_migration", version=migration.version, description=migration.description)
         log.info("applied schema migration %d: %s", migration.version, migration.description)
         ran.append(migration.version)
+    if TEXT_MARK_VERSION in applied and not executor.read("schema/text_model_marks"):
+        executor.write("schema/mark_text_model", model=settings.text_model.name)  # an emptied graph: claimed again
     if ran:
         executor.schema("schema/await_indexes", timeout_s=await_timeout_s)
     return ran

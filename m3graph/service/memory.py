@@ -82,9 +82,12 @@ class MemoryService:
             return self._embedder
 
     def embed(self, text: str) -> list[float]:
-        embedder = self.embedder
+        """A search query's vector (the model's query side: bge's instruction prefix; memories never take it)."""
+        from m3graph.embedding import query_embed
+
+        embed_query = query_embed(self.embedder)
         with self._embed_lock:
-            return [float(x) for x in embedder.embed([text])[0]]
+            return [float(x) for x in embed_query([text])[0]]
 
     # -- checks only the graph can make ----------------------------------------------------------------------
     def require_videos(self, videos: Sequence[str] | None) -> None:

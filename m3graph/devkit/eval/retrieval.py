@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from m3graph.embedding import query_embed
 from m3graph.errors import InvalidInputError
 from m3graph.graphdb.search import STOP_WORDS
 from m3graph.graphdb.types import ClipResult
@@ -251,15 +252,16 @@ def evaluate(graph: MemoryGraph, embedder: TextEmbedder, questions: Sequence[Que
         scored.append((q, corpus, evidence, {corpus.turn_clip[t] for t in evidence}))
     report.excluded = dict(excluded)
     search = graph.search
+    embed_query = query_embed(embedder)  # bge: queries take the model's instruction, memories never
     for q, _, _, _ in scored[:warmup]:  # the first queries pay for plan caching and page faults
-        v = embedder.embed([q.question])[0].tolist()
+        v = embed_query([q.question])[0].tolist()
         search.search_clip(v, [q.video_id], k=clip_k, text=q.question)
         search.search_node(v, [q.video_id], k=node_k, text=q.question)
     lat = report.latency
     for i, (q, corpus, evidence, ev_clips) in enumerate(scored):
         cat = f"{q.category} {CATEGORIES.get(q.category, '?')}"
         t0 = time.perf_counter()
-        qv = embedder.embed([q.question])[0]
+        qv = embed_query([q.question])[0]
         t1 = time.perf_counter()
         vec = qv.tolist()
         clips = search.search_clip(vec, [q.video_id], k=clip_k, text=q.question)
