@@ -85,7 +85,10 @@ class MemoryTools:
         knowledge: dict[str, list[str]] = {}
         keys = []
         for r in sorted(results, key=lambda c: (c.video_id, c.clip_index)):
-            lines = [m.text for m in r.memories if not is_equivalence(m.raw_text)]
+            # The reader sees each time expression with the date it was resolved to at ingestion ("yesterday
+            # [= 7 May 2023]"): a small reader does no date arithmetic. The stored text is unchanged.
+            shown = [(m, m.times.insert(m.text)) for m in r.memories if not is_equivalence(m.raw_text)]
+            lines = [line for _, line in shown]
             if lines:
                 label = self.label(r.video_id, r.clip_index)
                 knowledge[label] = lines
@@ -95,9 +98,9 @@ class MemoryTools:
                     self.times[label] = when
                 if r.started_at is not None:
                     self.dates[label] = f"{r.started_at.day} {r.started_at:%B %Y}"
-                for m in r.memories:
+                for m, line in shown:
                     if m.score is not None:
-                        self.line_scores[(label, m.text)] = m.score
+                        self.line_scores[(label, line)] = m.score
         return knowledge, keys
 
     def _vector(self, query: str) -> list[float]:
