@@ -573,7 +573,9 @@ class TimeNotes:
     Cypher filters on them directly (an expression overlaps [since, until] when ``event_first[i] <= until AND
     event_last[i] >= since``). `said` is the expression as written ("yesterday"), `means` its rendering
     ("7 May 2023"), `first`/`last` the inclusive interval as ISO days. The text itself is never rewritten: the
-    reader's line and the clip's search text add ``[= means]`` after each `said` that needs arithmetic.
+    reader's line adds ``[= means]`` after each `said` that needs arithmetic (`insert`). The notes are not in
+    the search text: added to the clip's BM25 document they cost one LoCoMo dev question of clip recall@2 and
+    gained none (docs/conversations.md).
     """
 
     said: tuple[str, ...] = ()

@@ -71,25 +71,23 @@ def _native(value: Any) -> Any:
 
 def backfill_event_dates(executor: Executor, batch: int = BACKFILL_BATCH) -> int:
     """Migration 11: time notes (`event_*`) for chat memories stored before ingestion wrote them, resolved against
-    their session's date, then the search text of every clip that gained some. Pages of `batch` memories, each
-    written with one UNWIND; recomputing a memory that already has its notes sets the same values."""
+    their session's date. Pages of `batch` memories, each written with one UNWIND; recomputing a memory that
+    already has its notes sets the same values."""
     after, changed = "", 0
     while True:
         page = executor.read("schema/event_dates_page", after=after, n=batch)
         if not page:
             return changed
         after = page[-1]["memory_id"]
-        rows, clips = [], set()
+        rows = []
         for r in page:
             if r["started_at"] is None or not r["text"]:
                 continue
             notes = TimeNotes.of(r["text"], _native(r["started_at"]))
             if notes.said:
                 rows.append({"memory_id": r["memory_id"], **notes.properties()})
-                clips.add(r["clip_key"])
         if rows:
             executor.write("schema/set_event_dates", rows=rows)
-            executor.write("clip/refresh_search_text", clip_keys=sorted(clips))
             changed += len(rows)
         if len(page) < batch:
             return changed
@@ -131,7 +129,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "clip search text and its English-analysed full-text index",
               ("schema/backfill_clip_search_text", "schema/fulltext_clip_text_en")),
     # Relative dates said in a conversation ("yesterday") resolved against the session's date, stored beside the
-    # words (Memory.event_*) and added to the clip's search text: memories written before ingestion did it.
+    # words (Memory.event_*): memories written before ingestion did it.
     Migration(11, "time notes (event_* dates) on chat memories, resolved against their session's date", (),
               backfill=backfill_event_dates),
 )

@@ -7,9 +7,7 @@ CALL (c) {
     OPTIONAL MATCH (m:Memory {video_id: c.video_id, clip_index: c.clip_index})
     WHERE NOT m.is_equivalence
     WITH m ORDER BY m.order_in_clip, m.memory_id
-    RETURN reduce(t = '', x IN collect(m.text + reduce(n = '', i IN range(0, size(coalesce(m.event_said, [])) - 1) |
-         CASE WHEN trim(m.event_said[i]) = m.event_means[i] THEN n ELSE n + ' [= ' + m.event_means[i] + ']' END))
-         | t + x + '\n') AS memories
+    RETURN reduce(t = '', x IN collect(m.text) | t + x + '\n') AS memories
   }
   WITH c, memories,
        CASE WHEN c.started_at IS NULL THEN ''
