@@ -66,6 +66,7 @@ def _row(memory_id: str, m: MemoryIn, order: int, refresh: bool) -> dict[str, An
         "is_equivalence": is_equivalence(m.text), "entity_ids": [n for _, n in tags],
         "mentions": [{"kind": k, "id": n, "position": i} for i, (k, n) in enumerate(tags)],
         "start_s": m.start_s, "end_s": m.end_s, "source_ids": list(m.source_ids), "refresh": refresh,
+        **m.times.properties(),
     }
 
 

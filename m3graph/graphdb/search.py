@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from m3graph.dates import TimeNotes
 from m3graph.errors import InvalidInputError
 from m3graph.graphdb.executor import Executor
 from m3graph.graphdb.tags import render_characters
@@ -60,7 +61,8 @@ def _render(row: dict[str, Any], score: float | None = None) -> RenderedMemory:
     chars = {(k, n): c for k, n, c in row["chars"] if c is not None}
     return RenderedMemory(memory_id=row["memory_id"], kind=row["kind"], text=render_characters(row["text"], chars),
                           raw_text=row["text"], clip_index=row.get("clip_index", -1), order_in_clip=row["order"],
-                          score=score, source_ids=tuple(row.get("source_ids") or ()))
+                          score=score, source_ids=tuple(row.get("source_ids") or ()),
+                          times=TimeNotes.from_properties(row))
 
 
 def _clip_result(row: dict[str, Any], by_clip: bool) -> ClipResult:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from m3graph.dates import TimeNotes
 from m3graph.errors import InvalidInputError
 
 # Perception's output types live in m3graph.observations (perception must not import the store); re-exported here.
@@ -95,6 +96,8 @@ class MemoryIn(_Frozen):
     # What the memory was written from (chat turn ids such as "D1:3", utterance keys): evidence recall can be
     # computed whether memories are raw turns or written by a model.
     source_ids: tuple[str, ...] = ()
+    # Time expressions resolved against the clip's date (chat sessions), stored beside the text (m3graph.dates).
+    times: TimeNotes = TimeNotes()
 
     _vector = field_validator("embedding")(_finite_vector)
 
@@ -122,6 +125,7 @@ class RenderedMemory(_Frozen):
     order_in_clip: int
     score: float | None = None  # the memory's cosine to the query, where the vector ranking saw it
     source_ids: tuple[str, ...] = ()  # the turns / utterances it was written from (evidence)
+    times: TimeNotes = TimeNotes()  # its time expressions resolved at ingestion (`times.insert(text)` for a reader)
 
 
 class ClipResult(_Frozen):

@@ -84,8 +84,10 @@ class MemoryTools:
     def _knowledge(self, results: Sequence[ClipResult]) -> tuple[dict[str, list[str]], list[str]]:
         """What the model sees, in clip order (as the reference showed evidence), and the clip keys shown in the
         search's own order, best first (the order every front end reports)."""
+        # The reader sees each time expression with the date it was resolved to at ingestion ("yesterday
+        # [= 7 May 2023]"): a small reader does no date arithmetic. The stored text is unchanged.
         shown = [(r, lines) for r in results
-                 if (lines := [m.text for m in r.memories if not is_equivalence(m.raw_text)])]
+                 if (lines := [m.times.insert(m.text) for m in r.memories if not is_equivalence(m.raw_text)])]
         knowledge: dict[str, list[str]] = {}
         for r, lines in sorted(shown, key=lambda x: (x[0].video_id, x[0].clip_index)):
             label = self.label(r.video_id, r.clip_index)
@@ -95,9 +97,9 @@ class MemoryTools:
                 self.times[label] = when
             if r.started_at is not None:
                 self.dates[label] = f"{r.started_at.day} {r.started_at:%B %Y}"
-            for m in r.memories:
+            for m, line in zip((m for m in r.memories if not is_equivalence(m.raw_text)), lines, strict=True):
                 if m.score is not None:
-                    self.line_scores[(label, m.text)] = m.score
+                    self.line_scores[(label, line)] = m.score
         return knowledge, [clip_key(r.video_id, r.clip_index) for r, _ in shown]
 
     def _vector(self, query: str) -> list[float]:

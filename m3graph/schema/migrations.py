@@ -1,8 +1,8 @@
 """Numbered schema migrations, applied one at a time on connect.
 
-Every statement is ``IF NOT EXISTS`` DDL, so applying a migration twice (or from two workers at once) is
-harmless; the `(:Migration {version})` node records what ran. Vector dimensions come from the configured
-models, and a database whose indexes disagree with them is refused with `SchemaVersionError`: silently
+Every statement is ``IF NOT EXISTS`` DDL or an idempotent backfill, so applying a migration twice (or from two
+workers at once) is harmless; the `(:Migration {version})` node records what ran. Vector dimensions come from the
+configured models, and a database whose indexes disagree with them is refused with `SchemaVersionError`: silently
 mixing 128-d and 512-d face vectors would make every similarity meaningless.
 
 Two text models of the same dimension (MiniLM and bge-small are both 384-d) are told apart by a mark, one
@@ -14,10 +14,12 @@ no `reembed` mark were embedded by the only model there was then (all-MiniLM-L6-
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from m3graph.cypher import query
+from m3graph.dates import TimeNotes
 from m3graph.errors import SchemaVersionError
 from m3graph.settings import Settings
 
@@ -60,6 +62,41 @@ class Migration:
     # left unapplied (and unrecorded), so it runs once the server is upgraded.
     requires: str | None = None
     text_mark: bool = False  # a write taking the text model the graph's existing memories were embedded by
+    # Data the statements cannot derive (Python code over pages of the graph), run after them; idempotent, so a
+    # migration interrupted before it is recorded simply runs again. Returns the number of nodes it changed.
+    backfill: Callable[[Executor], int] | None = None
+
+
+BACKFILL_BATCH = 500
+
+
+def _native(value: Any) -> Any:
+    to_native = getattr(value, "to_native", None)
+    return to_native() if callable(to_native) else value
+
+
+def backfill_event_dates(executor: Executor, batch: int = BACKFILL_BATCH) -> int:
+    """Migration 12: time notes (`event_*`) for chat memories stored before ingestion wrote them, resolved against
+    their session's date. Pages of `batch` memories, each written with one UNWIND; recomputing a memory that
+    already has its notes sets the same values."""
+    after, changed = "", 0
+    while True:
+        page = executor.read("schema/event_dates_page", after=after, n=batch)
+        if not page:
+            return changed
+        after = page[-1]["memory_id"]
+        rows = []
+        for r in page:
+            if r["started_at"] is None or not r["text"]:
+                continue
+            notes = TimeNotes.of(r["text"], _native(r["started_at"]))
+            if notes.said:
+                rows.append({"memory_id": r["memory_id"], **notes.properties()})
+        if rows:
+            executor.write("schema/set_event_dates", rows=rows)
+            changed += len(rows)
+        if len(page) < batch:
+            return changed
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -99,6 +136,10 @@ MIGRATIONS: tuple[Migration, ...] = (
               ("schema/backfill_clip_search_text", "schema/fulltext_clip_text_en")),
     # Same-dimension text models differ: the graph names the one its memory vectors belong to.
     Migration(11, "text embedding model mark", ("schema/mark_text_model",), text_mark=True),
+    # Relative dates said in a conversation ("yesterday") resolved against the session's date, stored beside the
+    # words (Memory.event_*): memories written before ingestion did it.
+    Migration(12, "time notes (event_* dates) on chat memories, resolved against their session's date", (),
+              backfill=backfill_event_dates),
 )
 LATEST = MIGRATIONS[-1].version
 TEXT_MARK_VERSION = 11
@@ -200,6 +241,9 @@ def apply_migrations(executor: Executor, settings: Settings, await_timeout_s: in
                 continue
             params = _vector_params(settings, statement) if migration.vector and query(statement).params else {}
             executor.schema(statement, **params)
+        if migration.backfill is not None:
+            changed = migration.backfill(executor)
+            log.info("migration %d backfilled %d nodes", migration.version, changed)
         executor.write("schema/record_migration", version=migration.version, description=migration.description)
         log.info("applied schema migration %d: %s", migration.version, migration.description)
         ran.append(migration.version)

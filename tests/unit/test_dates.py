@@ -6,7 +6,7 @@ from datetime import date, datetime
 
 import pytest
 
-from m3graph.ingest.dates import annotate, find_times, render_interval
+from m3graph.dates import MAX_TIMES, TimeNotes, annotate, find_times, render_interval
 
 MON = date(2023, 5, 8)  # a Monday
 FRI = date(2023, 6, 9)  # a Friday
@@ -198,3 +198,61 @@ def test_render_interval_forms() -> None:
     assert render_interval(D(2023, 4, 28), D(2023, 5, 2), "day", True) == "about 28 April 2023 - 2 May 2023"
     assert render_interval(D(2019, 1, 1), D(2021, 12, 31), "year", True) == "about 2019-2021"
     assert render_interval(D(2022, 12, 1), D(2023, 2, 28), "season") == "winter 2022-23"
+
+
+# ------------------------------------------------------------------------------------------------ stored form
+
+SAID_ON_MON = datetime(2023, 5, 8, 13, 56)
+
+
+def test_time_notes_are_parallel_lists_in_text_order() -> None:
+    notes = TimeNotes.of("Ann <speaker_3>: yesterday, on 2 May 2023 and last week", SAID_ON_MON)
+    assert notes.said == ("yesterday", "2 May 2023", "last week")
+    assert notes.means == ("7 May 2023", "2 May 2023", "the week of 1 May 2023")
+    assert notes.first == ("2023-05-07", "2023-05-02", "2023-05-01")
+    assert notes.last == ("2023-05-07", "2023-05-02", "2023-05-07")
+    props = notes.properties()
+    assert props == {"event_said": list(notes.said), "event_means": list(notes.means),
+                     "event_first": list(notes.first), "event_last": list(notes.last)}
+    assert TimeNotes.from_properties(props) == notes
+
+
+def test_no_reference_or_no_expression_stores_nothing() -> None:
+    assert TimeNotes.of("I went yesterday, on 7 May 2023", None) == TimeNotes()
+    empty = TimeNotes.of("Nothing about time here.", SAID_ON_MON)
+    assert empty == TimeNotes()
+    assert empty.properties() == {"event_said": None, "event_means": None, "event_first": None, "event_last": None}
+    assert TimeNotes.from_properties({"event_said": None}) == TimeNotes()
+    assert TimeNotes.from_properties({}) == TimeNotes()
+
+
+def test_insert_notes_after_the_words_as_rendered() -> None:
+    """The reader's line: the stored text with tags rendered differently still gets each note after its words;
+    an absolute date needs no note; words no longer found are skipped, not misplaced."""
+    stored = "Ann <speaker_3>: yesterday I saw it, on 2 May 2023 too, and again last week"
+    notes = TimeNotes.of(stored, SAID_ON_MON)
+    assert notes.insert("Ann <character_12>: yesterday I saw it, on 2 May 2023 too, and again last week") == (
+        "Ann <character_12>: yesterday [= 7 May 2023] I saw it, on 2 May 2023 too, and again last week "
+        "[= the week of 1 May 2023]")
+    assert notes.insert(stored) == annotate(stored, SAID_ON_MON)  # the same note as the resolver's own
+    assert notes.insert("something else entirely") == "something else entirely"
+    repeated = TimeNotes.of("yesterday and yesterday", SAID_ON_MON)
+    assert repeated.insert("yesterday and yesterday") == "yesterday [= 7 May 2023] and yesterday [= 7 May 2023]"
+
+
+@pytest.mark.parametrize("bad", [
+    {"said": ("yesterday",), "means": (), "first": (), "last": ()},  # lists of different lengths
+    {"said": ("yesterday",), "means": ("7 May 2023",), "first": ("7 May 2023",), "last": ("2023-05-07",)},
+    {"said": ("",), "means": ("7 May 2023",), "first": ("2023-05-07",), "last": ("2023-05-07",)},
+    {"said": ("x" * 201,), "means": ("7 May 2023",), "first": ("2023-05-07",), "last": ("2023-05-07",)},
+    {"said": ("a",) * (MAX_TIMES + 1), "means": ("b",) * (MAX_TIMES + 1), "first": ("2023-05-07",) * (MAX_TIMES + 1),
+     "last": ("2023-05-07",) * (MAX_TIMES + 1)},
+])
+def test_malformed_time_notes_are_refused(bad: dict[str, tuple[str, ...]]) -> None:
+    with pytest.raises(ValueError):
+        TimeNotes(**bad)
+
+
+def test_a_long_text_keeps_at_most_the_bound() -> None:
+    notes = TimeNotes.of(" ".join(["yesterday"] * (MAX_TIMES + 5)), SAID_ON_MON)
+    assert len(notes.said) == MAX_TIMES

@@ -14,7 +14,8 @@ CALL (c) {
                        ELSE [CASE WHEN e:Face THEN 'face' WHEN e:Speaker THEN 'speaker' ELSE 'voice' END, e.entity_id, ch.char_id] END) AS chars
   ORDER BY m.order_in_clip, m.memory_id
   RETURN collect({memory_id: m.memory_id, kind: m.kind, text: m.text, order: m.order_in_clip, chars: chars,
-                  source_ids: m.source_ids}) AS memories
+                  source_ids: m.source_ids, event_said: m.event_said,
+                  event_means: m.event_means, event_first: m.event_first, event_last: m.event_last}) AS memories
 }
 RETURN c.video_id AS video_id, c.clip_index AS clip_index, cl.start_s AS start_s, cl.end_s AS end_s,
        cl.started_at AS started_at, memories

@@ -3,7 +3,7 @@
 Why: the word-overlap scorer (`judge.answer_match`) needs the gold's numbers in the answer, so a reader that does
 the arithmetic ("21 May 2023") is scored wrong against a gold that does not ("the Sunday before 25 May 2023"),
 and one that copies the relative form is scored right without having resolved anything. This scorer compares
-dates instead, using the resolver of `m3graph.ingest.dates` for both sides.
+dates instead, using the resolver of `m3graph.dates` for both sides.
 
 Rules (`same_date`):
 - The gold's date is its longest time expression, resolved to an interval at its own granularity: "7 May 2023"
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from m3graph.ingest.dates import TimeSpan, find_times
+from m3graph.dates import TimeSpan, find_times
 
 __all__ = ["gold_span", "same_date"]
 

@@ -17,6 +17,10 @@ stored memory carries are the ``<speaker_N>`` tags ingestion itself adds for the
 turn longer than a memory may hold (`MemoryIn.text`, 8,000 characters) is stored in parts ``id``, ``id#p2``,
 ... with a warning, instead of refusing the file.
 
+Time expressions are resolved against the session's date (`m3graph.dates.TimeNotes`: "yesterday" in a session
+of 8 May 2023 is 7 May 2023) and stored beside the text as the memory's `event_*` properties; the text keeps what
+was said and the embedding is of the words alone. A session without a date stores none.
+
 Everything is parsed, validated and embedded before the first write; then each new session is ONE transaction
 (clip, speakers, memories, characters), so a failure leaves no partial session, and a session whose key is
 already in the graph is skipped: re-running an ingest changes nothing, a grown file appends its new sessions.
@@ -35,6 +39,7 @@ import numpy as np
 from annotated_types import MaxLen
 from pydantic import ValidationError
 
+from m3graph.dates import TimeNotes
 from m3graph.embedding import TextEmbedder
 from m3graph.errors import InvalidInputError
 from m3graph.graphdb.store import MemoryGraph
@@ -287,8 +292,8 @@ def _write_session(graph: MemoryGraph, conv: Conversation, p: _Planned) -> int |
             text = (turn_line(m.turn, f" <speaker_{ids[m.turn.speaker]}>") if m.turn
                     else tag_speakers(safe_text(m.text), ids))
             text = safe_text(text, resolved)  # the last gate: nothing reaches MENTIONS that this step did not resolve
-            memories.append(MemoryIn(kind=m.kind, text=text, embedding=vec.tolist(),
-                                     start_s=start, end_s=end, source_ids=m.source_ids))
+            memories.append(MemoryIn(kind=m.kind, text=text, embedding=vec.tolist(), start_s=start, end_s=end,
+                                     source_ids=m.source_ids, times=TimeNotes.of(text, p.clip.started_at)))
         return memories
 
     return graph.write_chat_session(conv.source_id, p.session.session_key, p.clip, keys, turns_by,

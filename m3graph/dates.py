@@ -52,6 +52,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import Any
 
 GRANULARITIES = ("day", "weekend", "week", "month", "season", "year")  # finest first
 
@@ -553,3 +554,76 @@ def annotate(text: str, reference: date | datetime | None) -> str:
 
 def _needs_note(span: TimeSpan) -> bool:
     return span.text.strip() != span.render()
+
+
+# ------------------------------------------------------------------------------------------------ stored form
+
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+MAX_TIMES = 64  # time expressions kept per memory (a memory holds at most 8,000 characters)
+MAX_SAID = 200  # characters of one expression as said, or of its rendering
+PROPERTIES = ("event_said", "event_means", "event_first", "event_last")
+
+
+@dataclass(frozen=True)
+class TimeNotes:
+    """The time expressions of one memory as the graph stores them beside its text: four parallel lists, in the
+    order the expressions occur, as the Memory properties `PROPERTIES` (absent when there is none).
+
+    Why parallel lists of strings: Neo4j properties hold flat lists only, and ISO dates compare as strings, so
+    Cypher filters on them directly (an expression overlaps [since, until] when ``event_first[i] <= until AND
+    event_last[i] >= since``). `said` is the expression as written ("yesterday"), `means` its rendering
+    ("7 May 2023"), `first`/`last` the inclusive interval as ISO days. The text itself is never rewritten: the
+    reader's line adds ``[= means]`` after each `said` that needs arithmetic (`insert`). The notes are not in
+    the search text: added to the clip's BM25 document they cost one LoCoMo dev question of clip recall@2 and
+    gained none (docs/conversations.md).
+    """
+
+    said: tuple[str, ...] = ()
+    means: tuple[str, ...] = ()
+    first: tuple[str, ...] = ()
+    last: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        n = len(self.said)
+        if not (len(self.means) == len(self.first) == len(self.last) == n) or n > MAX_TIMES:
+            raise ValueError(f"time notes need four lists of one length (at most {MAX_TIMES})")
+        if any(not s or len(s) > MAX_SAID for s in (*self.said, *self.means)):
+            raise ValueError(f"a time expression or its rendering is empty or over {MAX_SAID} characters")
+        if any(not _ISO_DAY.fullmatch(d) for d in (*self.first, *self.last)):
+            raise ValueError("time note dates must be ISO days (YYYY-MM-DD)")
+
+    @classmethod
+    def of(cls, text: str, reference: date | datetime | None) -> TimeNotes:
+        """The notes of `text` said at `reference` (none without a reference: an undated session stores none)."""
+        if reference is None:
+            return cls()
+        spans = [s for s in find_times(text, reference) if len(s.text) <= MAX_SAID][:MAX_TIMES]
+        return cls(tuple(s.text for s in spans), tuple(s.render() for s in spans),
+                   tuple(s.first.isoformat() for s in spans), tuple(s.last.isoformat() for s in spans))
+
+    @classmethod
+    def from_properties(cls, props: Any) -> TimeNotes:
+        """From a row holding the stored properties (missing or null: none)."""
+        values = [tuple(props.get(k) or ()) for k in PROPERTIES]
+        return cls(*values) if values[0] else cls()
+
+    def properties(self) -> dict[str, list[str] | None]:
+        """The Memory properties to store (null removes them: a memory without time expressions has none)."""
+        cols = (self.said, self.means, self.first, self.last)
+        return {k: (list(v) if self.said else None) for k, v in zip(PROPERTIES, cols, strict=True)}
+
+    def insert(self, text: str) -> str:
+        """`text` with ``[= means]`` after each expression that needed arithmetic, found in order from the left,
+        so it works on the text as rendered (tags replaced) as well as on the stored text; an expression no
+        longer found is skipped."""
+        out, pos = [], 0
+        for said, means in zip(self.said, self.means, strict=True):
+            if said.strip() == means:
+                continue
+            at = text.find(said, pos)
+            if at < 0:
+                continue
+            end = at + len(said)
+            out.append(text[pos:end] + f" [= {means}]")
+            pos = end
+        return "".join(out) + text[pos:]
