@@ -89,7 +89,8 @@ def research_pickle(path: Path, clips: int, episodic: int, semantic: int, settin
     faces = [b.face([unit(rng, fdim) for _ in range(10)], [crop] * 10) for _ in range(40)]
     voices = [b.voice([unit(rng, vdim).tolist() for _ in range(20)], [f"line {i} of the speaker" for i in range(20)])
               for _ in range(20)]
-    words = "kitchen coffee table window morning newspaper football neighbour garden car".split()
+    words = ["kitchen", "coffee", "table", "window", "morning", "newspaper", "football", "neighbour", "garden",
+             "car"]
     for c in range(clips):
         for i in range(episodic + semantic):
             f, v = faces[(c + i) % len(faces)], voices[(c * 3 + i) % len(voices)]
@@ -145,8 +146,7 @@ def main() -> int:
     from m3graph.graphdb.store import MemoryGraph
     from m3graph.graphdb.types import MemoryIn
 
-    with MemoryGraph.connect(settings) as graph:  # migrations first, like every product command
-        pass
+    MemoryGraph.connect(settings).close()  # migrations first, like every product command
     n_mem = research_pickle(work / "big.pkl", args.clips, args.episodic, args.semantic, settings)
     measure("import_m3", lambda: cli("import-m3", str(work / "big.pkl"), "--video", "txmem-big"), memories=n_mem)
 
