@@ -103,6 +103,13 @@ class LocalServer(BaseModel):
     heap_mb: int = Field(4096, ge=256)
     pagecache_mb: int = Field(4096, ge=64)
     tx_timeout_s: int = Field(600, ge=1)
+    # Neo4j's `db.memory.transaction.max`: the most memory ONE transaction may hold (0 = no cap). Without it a
+    # single query (a guarded agent query that collects 10^7 values) could fill the shared transaction pool
+    # (`dbms.memory.transaction.total.max`, 70 % of the heap) and every other transaction failed meanwhile. It
+    # caps the product's own transactions too: the largest measured, a 9,600-memory research import in one
+    # transaction, held 342 MiB (about 36 KiB a memory); imports beyond ~14,000 memories need it raised for that
+    # run (docs/reliability.md, "Transaction memory cap"). An external NEO4J_URI server is its operator's to set.
+    tx_memory_max_mb: int = Field(512, ge=0)
     startup_timeout_s: float = Field(180.0, gt=0)
     build_dir: Path | None = None  # where Maven writes the launchers (one subdirectory per Neo4j line)
     # "auto": Neo4j 2026.x when a JDK >= 21 is found, else 5.26 LTS with a warning; "5.26" keeps APOC.

@@ -17,6 +17,7 @@ Layers, each enough on its own for some attacks and each tested on its own:
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,13 +68,30 @@ def _gql_statuses(exc: BaseException) -> set[str]:
     return found
 
 
+# A memory refusal names only sizes and the setting that tripped (never data), so those two parts are quoted.
+_MEMORY_LIMIT = re.compile(r"\blimit (\d+(?:\.\d+)? [KMGT]?i?B)\b")
+_MEMORY_SETTING = re.compile(r"\b((?:db|dbms)\.memory\.transaction\.[a-z_.]*max)\b threshold reached")
+
+
+def _memory_detail(message: str | None, code: str) -> str:
+    """Which memory bound stopped the query: the per-transaction cap (the usual one) or the shared pool."""
+    limit = _MEMORY_LIMIT.search(message or "")
+    setting = _MEMORY_SETTING.search(message or "")
+    if setting is None:
+        return f"the query needed more memory than the server allows ({code}); nothing was retried"
+    which = ("one transaction may use" if setting.group(1) == "db.memory.transaction.max"
+             else "all transactions share")
+    size = f"the {limit.group(1)} " if limit else "the memory "
+    return f"the query needed more than {size}{which} ({setting.group(1)}); it was stopped and not retried"
+
+
 def _server_error(exc: Neo4jError, limits: GuardLimits, running: bool) -> GuardedCypherError:
     """One line for a server error. While the query runs, only the code: messages can quote stored values."""
     code = exc.code or ""
     if "TimedOut" in code or code.endswith(".Terminated"):
         return GuardedCypherError("timeout", f"stopped after {limits.timeout_s:g} s")
     if "MemoryLimit" in code or "OutOfMemory" in code or "MemoryPool" in code:
-        return GuardedCypherError("memory", f"the query needed more memory than the server allows ({code})")
+        return GuardedCypherError("memory", _memory_detail(exc.message, code))
     if "AccessMode" in code or "Forbidden" in code:
         return GuardedCypherError("write", "the server refused it in a read transaction (a write or an "
                                            "administration command)")

@@ -48,6 +48,10 @@ LINES: dict[str, NeoLine] = {
 }
 
 
+# Neo4j's limit on the memory of EACH transaction (`dbms.memory.transaction.total.max` is the shared pool).
+TX_MEMORY_SETTING = "db.memory.transaction.max"
+
+
 @dataclass(frozen=True)
 class Java:
     path: str
@@ -132,9 +136,14 @@ def launcher_command(java: Java, line: NeoLine, build_dir: Path, local: LocalSer
         cmd += ["--user", user, "--password-file", str(password_file)]
     else:
         cmd.append("--no-auth")
-    for name, value in {**dict(line.settings), **local.neo4j_settings}.items():
+    for name, value in {**dict(line.settings), **memory_settings(local), **local.neo4j_settings}.items():
         cmd += ["--setting", f"{name}={value}"]
     return cmd
+
+
+def memory_settings(local: LocalServer) -> dict[str, str]:
+    """The per-transaction memory cap (same name on 5.26 and 2026.x; static on Community, so set at start)."""
+    return {TX_MEMORY_SETTING: f"{local.tx_memory_max_mb}m"} if local.tx_memory_max_mb > 0 else {}
 
 
 def find_javas(configured: str) -> list[Java]:

@@ -286,6 +286,63 @@ def test_caps_apply_while_rows_arrive(graph: MemoryGraph) -> None:
     assert out.truncated and 0 < len(out.rows) < 200 and len(json.dumps(out.rows)) <= 2000
 
 
+# 10^8 longs need about 3 GB, twice the test server's shared transaction pool (70 % of its 2 GB heap): without a
+# per-transaction cap this query filled the pool and other sessions' transactions failed until it ended.
+MEMORY_HOG = "UNWIND range(1, 100000000) AS x WITH collect(x) AS xs RETURN size(xs)"
+
+
+def _memory_cap(mg: MemoryGraph) -> str:
+    """The server's per-transaction cap, read through a plain session (the guard refuses SHOW SETTINGS)."""
+    (row,) = rows(mg, "SHOW SETTINGS YIELD name, value WHERE name = 'db.memory.transaction.max' RETURN value")
+    return str(row["value"])
+
+
+def test_a_query_over_the_memory_cap_is_stopped_once_while_another_session_commits(graph: MemoryGraph) -> None:
+    """The cap stops the hog alone, at once, with a message naming memory; a concurrent writer never fails."""
+    import threading
+    import time
+
+    cap_mb = graph.settings.local.tx_memory_max_mb
+    if not graph.settings.uses_local_server:
+        pytest.skip("NEO4J_URI is set: that server's db.memory.transaction.max is its operator's")
+    assert _memory_cap(graph) == f"{cap_mb}.00MiB"  # the launcher passed local.tx_memory_max_mb
+    before = _checksum(graph)
+    done, failures, commits = threading.Event(), [], []
+
+    def writer() -> None:  # a product-shaped write transaction, over and over, in its own session
+        while not done.is_set():
+            try:
+                with graph.ex.driver.session(database=graph.ex.database) as session, \
+                        session.begin_transaction() as tx:
+                    tx.run("CREATE (:MemCapProbe {i: $i, pad: $pad})", i=len(commits), pad=["x" * 100] * 1000)
+                    time.sleep(0.05)
+                    tx.commit()
+                commits.append(time.monotonic())
+            except Exception as exc:  # recorded: the assertion below names it
+                failures.append(f"{type(exc).__name__}: {str(exc)[:200]}")
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(GuardedCypherError) as info:
+            _run(graph, MEMORY_HOG, timeout_s=120.0)
+    finally:
+        elapsed = time.monotonic() - started
+        done.set()
+        thread.join(timeout=30)
+    message = str(info.value)
+    assert info.value.reason == "memory", message
+    assert "db.memory.transaction.max" in message and f"{cap_mb}.0 MiB" in message and "\n" not in message
+    assert elapsed < 60, f"{elapsed:.1f} s: a memory refusal must not be retried"
+    assert not failures, f"a concurrent transaction failed while the hog ran: {failures[0]}"
+    assert [t for t in commits if t < started + elapsed], "no concurrent write committed while the hog ran"
+    n = len(commits)
+    assert rows(graph, "MATCH (p:MemCapProbe) WITH count(p) AS n, collect(p) AS ps "
+                       "FOREACH (p IN ps | DETACH DELETE p) RETURN n")[0]["n"] == n
+    assert _checksum(graph) == before
+
+
 @pytest.mark.parametrize(("kw", "says"), [
     ({"timeout_s": 0}, "timeout"), ({"timeout_s": -1}, "timeout"), ({"timeout_s": 301}, "timeout"),
     ({"timeout_s": float("nan")}, "timeout"), ({"max_rows": 0}, "max_rows"), ({"max_rows": -1}, "max_rows"),
@@ -382,6 +439,8 @@ def test_apoc_cases_are_refused_on_a_server_that_has_apoc(apoc_graph: MemoryGrap
                    "apoc.export.json.all", "apoc.import.json"):
         assert needed in listed["n"], f"{needed} is not loaded on the APOC server"
     assert rows(apoc_graph, "RETURN apoc.version() AS v")[0]["v"]  # unguarded, APOC really runs
+    # 5.26 has the per-transaction memory cap under the same name (the launcher refuses unknown names)
+    assert _memory_cap(apoc_graph) == f"{apoc_graph.settings.local.tx_memory_max_mb}.00MiB"
     rows(apoc_graph, "CREATE (:GuardSeed {x: 1})-[:NEXT]->(:GuardSeed {x: 2})")
     before = _checksum(apoc_graph)
     assert len(APOC_CASES) >= 13
