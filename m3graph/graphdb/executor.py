@@ -3,7 +3,8 @@
 Stores receive an `Executor` and run *named* queries only. Reads are routed as reads; writes go through
 managed transactions, which the driver may replay on transient errors, so every unit of work passed to
 `write_tx` must be idempotent and must not have side effects outside the transaction.
-Errors are translated by type: retryable driver errors become `RetryableError` (what Celery retries),
+Errors are translated by type: retryable driver errors become `RetryableError` (what Celery retries), a
+transaction stopped by the per-transaction memory cap a `ConfigError` naming the setting (retrying cannot help),
 everything else `GraphDBError`, always with the cause attached. Logs name the query and its parameter keys,
 never the values (embeddings and personal data stay out of the logs).
 """
@@ -23,7 +24,7 @@ from neo4j import Query, RoutingControl
 from neo4j.exceptions import DriverError, Neo4jError
 
 from m3graph.cypher import CypherQuery, query
-from m3graph.errors import GraphDBError, M3GraphError, RetryableError
+from m3graph.errors import ConfigError, GraphDBError, M3GraphError, RetryableError
 from m3graph.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -40,9 +41,21 @@ def _check_params(q: CypherQuery, params: dict[str, Any]) -> None:
 
 def _translate(name: str, params: dict[str, Any], exc: Exception) -> Exception:
     log.warning("query %s failed (params %s): %s", name, sorted(params), type(exc).__name__)
+    if isinstance(exc, Neo4jError) and _over_transaction_cap(exc):
+        # Neo4j calls it transient, but the same transaction needs the same memory again: retrying later cannot
+        # help, raising the cap can. Only the setting's name is quoted (the message holds sizes, never data).
+        return ConfigError(f"query {name} needed more memory than one transaction may use "
+                           "(db.memory.transaction.max); raise local.tx_memory_max_mb (or the server's own "
+                           "setting at NEO4J_URI) for this run, or split the input")
     retryable = isinstance(exc, DriverError | Neo4jError) and exc.is_retryable()
     cls = RetryableError if retryable else GraphDBError
     return cls(f"query {name} failed: {exc}")
+
+
+def _over_transaction_cap(exc: Neo4jError) -> bool:
+    """The per-transaction memory cap (not the shared pool, which other transactions may free) stopped it."""
+    code = exc.code or ""
+    return ("MemoryLimit" in code or "OutOfMemory" in code) and "db.memory.transaction.max" in (exc.message or "")
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:
