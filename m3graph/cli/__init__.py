@@ -53,11 +53,13 @@ def _service(settings: Settings, graph, embedder=None):  # type: ignore[no-untyp
 
 
 def print_results(results: Sequence[ClipResult]) -> None:
-    """The controller's view: memories grouped by clip, tags rendered as <character_K>."""
+    """Memories grouped by clip, tags rendered as <character_K>; clips best first, each with the relevance it was
+    ranked by (and its best memory's cosine, which alone would not explain the order)."""
     if not results:
         click.echo("  (no memories found)")
     for clip in results:
-        score = "" if clip.score is None else f"  score {clip.score:.3f}"
+        score = "" if clip.rank is None else f"  relevance {clip.rank:.3f}"
+        score += "" if clip.score is None else f"  (best cosine {clip.score:.3f})"
         span = "" if clip.start_s is None else f" [{clip.start_s:.0f}-{clip.end_s:.0f}s]"
         when = "" if clip.started_at is None else f" {clip.started_at:%Y-%m-%d %H:%M}"
         click.echo(f"  {clip.video_id} {clip.label}{when}{span}{score}")
