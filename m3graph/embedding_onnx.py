@@ -13,7 +13,6 @@ should find) take an instruction prefix. Stored memories are embedded by `embed`
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import subprocess
 import sys
@@ -25,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from m3graph.checksums import file_sha256
 from m3graph.errors import ConfigError
 from m3graph.graphdb.tags import neutral_text
 from m3graph.settings import BGE_TEXT_MODEL, TextModelConfig
@@ -42,14 +42,6 @@ MAX_TOKENS = 512  # the model's position table
 QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def model_dir(config: TextModelConfig) -> Path:
     return config.models_dir / "bge-small-en-v15-q"
 
@@ -61,7 +53,7 @@ def verify(directory: Path) -> None:
         if not path.is_file():
             raise ConfigError(f"text model {BGE_TEXT_MODEL}: {path} is missing; run scripts/setup.sh "
                               f"(or python -m m3graph.embedding_onnx) to install it")
-        got = _sha256(path)
+        got = file_sha256(path)
         if got != pin:
             raise ConfigError(f"text model {BGE_TEXT_MODEL}: {path} has SHA-256 {got}, not the pinned {pin}; "
                               "delete it and run scripts/setup.sh again")
@@ -87,7 +79,7 @@ def install(directory: Path, mvn: str = "mvn") -> Path:
         if done.returncode != 0 or not jar.is_file():
             raise ConfigError(f"could not fetch {GROUP}:{ARTIFACT}:{VERSION} through Maven: "
                               f"{(done.stdout + done.stderr).strip()[-600:]}")
-    got = _sha256(jar)
+    got = file_sha256(jar)
     if got != JAR_SHA256:
         raise ConfigError(f"{jar} has SHA-256 {got}, not the pinned {JAR_SHA256}; refusing to extract it")
     directory.mkdir(parents=True, exist_ok=True)

@@ -2,5 +2,5 @@
 
 It builds the Java launcher (``launcher/``) with Maven, starts, stops, backs up and upgrades the server, and serves
 Neo4j Browser. It talks to Neo4j only to check that Bolt answers, so it imports nothing of `m3graph.graphdb`
-(errors and settings only; tests/test_layers.py enforces it), and the store never imports it.
+(errors, settings and checksums only; tests/unit/test_layers.py enforces it), and the store never imports it.
 """

@@ -8,7 +8,6 @@ the SHA-256 pinned here before anything is extracted.
 
 from __future__ import annotations
 
-import hashlib
 import http.server
 import shutil
 import subprocess
@@ -19,6 +18,7 @@ from functools import partial
 from pathlib import Path
 from urllib.parse import urlencode
 
+from m3graph.checksums import file_sha256
 from m3graph.errors import ConfigError, ServerError
 from m3graph.settings import Settings
 
@@ -30,14 +30,6 @@ SHA256 = "064b3291c4236002c9ea04c89592ebebc80fe1f790eda36642599c9a1ee80bb8"
 def _jar_in_local_repo() -> Path:
     base = Path.home() / ".m2" / "repository" / GROUP.replace(".", "/") / ARTIFACT / VERSION
     return base / f"{ARTIFACT}-{VERSION}.jar"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def browser_dir(settings: Settings) -> Path:
@@ -57,7 +49,7 @@ def fetch(settings: Settings) -> Path:
         if done.returncode != 0 or not jar.is_file():
             raise ServerError(f"could not fetch {GROUP}:{ARTIFACT}:{VERSION} through Maven: "
                               f"{(done.stdout + done.stderr).strip()[-600:]}")
-    got = _sha256(jar)
+    got = file_sha256(jar)
     if got != SHA256:
         raise ConfigError(f"{jar} has SHA-256 {got}, not the pinned {SHA256}; refusing to serve it")
     tmp = target.with_name(target.name + ".part")

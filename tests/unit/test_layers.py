@@ -4,7 +4,7 @@ The rules enforced here:
 1. Forbidden edges (`FORBIDDEN`): perception and observations never import the store (graphdb, schema); errors
    and settings import nothing of the store; graphdb never imports the local server tooling (`localserver`).
 2. The local server tooling (`m3graph.localserver`: launcher, start/stop, backup, Browser) imports only
-   `errors` and `settings` of m3graph: it runs a Neo4j, it is no part of the memory store.
+   `errors`, `settings` and `checksums` of m3graph: it runs a Neo4j, it is no part of the memory store.
 3. The development kit (`m3graph.devkit`: test media, labelled media, evaluation runners, bench/eval queries)
    is imported by no product package; only the CLI commands that run it (`m3graph eval`, `m3graph labelled`)
    and the demo entry may (`DEVKIT_IMPORTERS`, by file).
@@ -35,7 +35,7 @@ FORBIDDEN = {("perception", "graphdb"), ("perception", "schema"), ("observations
              ("schema", "service"), ("mcp", "explore"), ("mcp", "cli"), ("reasoning", "mcp"),
              ("reasoning", "explore"), ("reasoning", "cli"), ("graphdb", "localserver"), ("service", "localserver")}
 # What the local server package may import of m3graph (besides itself).
-LOCALSERVER_IMPORTS = {"errors", "settings"}
+LOCALSERVER_IMPORTS = {"errors", "settings", "checksums"}
 # The only files outside m3graph/devkit that may import it.
 DEVKIT_IMPORTERS = {"cli/evaluate.py", "cli/labelled.py", "cli/__init__.py", "ingest/demo.py"}
 # Package cycles still allowed (none: the last ones, ingest<->tasks, ingest<->reasoning and embedding<->graphdb,
@@ -136,7 +136,7 @@ def test_local_server_imports_only_errors_and_settings() -> None:
     graph = package_graph()
     assert "localserver" in graph, "m3graph/localserver is missing or imports nothing: the check is out of date"
     extra = {dst: sorted(files) for dst, files in graph["localserver"].items() if dst not in LOCALSERVER_IMPORTS}
-    assert not extra, f"m3graph.localserver imports beyond errors/settings: {extra}"
+    assert not extra, f"m3graph.localserver imports beyond errors, settings and checksums: {extra}"
 
 
 def test_only_the_cli_and_the_demo_import_the_devkit() -> None:
