@@ -366,7 +366,7 @@ def llm_fault_trial(graph: MemoryGraph, seed: int, clips: int = 4, rate: float =
 
 # ---------------------------------------------------------------------------------------------- graph dumps
 
-_DUMP_NODES = ("MATCH (x) WHERE NOT x:Migration AND NOT x:M3GraphTestSuite "
+_DUMP_NODES = ("MATCH (x) WHERE NOT x:Migration AND NOT x:EmbeddingModel AND NOT x:M3GraphTestSuite "
                "RETURN elementId(x) AS id, labels(x) AS labels, properties(x) AS props")
 _DUMP_RELS = ("MATCH (a)-[r]->(b) WHERE NOT a:M3GraphTestSuite AND NOT b:M3GraphTestSuite "
               "RETURN elementId(a) AS a, type(r) AS type, properties(r) AS props, elementId(b) AS b")

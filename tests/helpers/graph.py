@@ -258,7 +258,10 @@ ORPHAN_CHECKS = {
 }
 
 
-_DUMP_NODES = ("MATCH (x) WHERE NOT x:Migration AND NOT x:" + MARKER_LABEL +
+# Schema bookkeeping is not data: connecting records migrations and claims an unmarked graph for the configured
+# text model (`EmbeddingModel`, m3graph/schema/migrations.py), so a command that connects to an emptied graph and
+# then fails has still changed nothing a user stored.
+_DUMP_NODES = ("MATCH (x) WHERE NOT x:Migration AND NOT x:EmbeddingModel AND NOT x:" + MARKER_LABEL +
                " RETURN elementId(x) AS id, labels(x) AS labels, properties(x) AS props")
 _DUMP_RELS = "MATCH (a)-[r]->(b) RETURN elementId(a) AS a, type(r) AS type, properties(r) AS props, elementId(b) AS b"
 
