@@ -13,10 +13,13 @@ deliberately absent, so a new parameter reaches every front end or this file fai
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -24,7 +27,8 @@ import click
 import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
-from mcp import Client
+from mcp import Client, ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from m3graph.cli import main
 from m3graph.cli.reasoning import ask as ask_command
@@ -156,6 +160,34 @@ def _index(key: str) -> int:
                                       "What are the drinks for the three people?"])
 def test_every_front_end_finds_the_same_clips(world: World, question: str) -> None:
     _agree(world, Case(question), at_least=4)
+
+
+def test_mcp_over_stdio_agrees(world: World, tmp_path: Path) -> None:
+    """The real `m3graph mcp` process, spoken to over stdio by the MCP SDK's client, as an agent runs it: the same
+    clips in the same order as the other front ends, for clip and node searches."""
+    s = world.graph.settings
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("M3GRAPH_", "NEO4J_"))} | {
+        "NEO4J_URI": s.bolt_uri, "M3GRAPH_NEO4J_USER": s.neo4j_user,
+        "M3GRAPH_NEO4J_PASSWORD": s.neo4j_password.get_secret_value(), "M3GRAPH_DATA_DIR": str(tmp_path / "data"),
+        "OMP_WAIT_POLICY": "PASSIVE", "M3GRAPH_LLM__CONTROL__BACKEND": "none", "M3GRAPH_LLM__MEMORIZE__BACKEND": "none"}
+    server = StdioServerParameters(command=sys.executable, args=["-m", "m3graph.cli", "mcp"], env=env,
+                                   cwd=str(tmp_path))
+    cases = [Case("What fruit does Mia like to eat?"), Case("Where did Jack put the newspaper?"),
+             Case("What is the name of the woman with the coffee beans?", mode="node")]
+
+    async def ask_all() -> list[list[str]]:
+        out = []
+        async with stdio_client(server) as (r, w), ClientSession(r, w) as session:
+            await session.initialize()
+            for case in cases:
+                result = await session.call_tool("search_memory", {"query": case.query, "videos": [VIDEO],
+                                                                   "mode": case.mode})
+                assert not result.is_error, result.content
+                out.append([clip_key(c["video"], c["clip"]) for c in (result.structured_content or {})["clips"]])
+        return out
+
+    for case, keys in zip(cases, anyio.run(ask_all), strict=True):
+        assert keys and keys == _agree(world, case), (case, keys)
 
 
 def test_node_search_agrees(world: World) -> None:
