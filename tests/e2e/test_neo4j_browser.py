@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, sync_playwright
 
+from m3graph.checksums import file_sha256
 from m3graph.localserver import browser as neo4j_browser
 from m3graph.localserver.server import ServerStatus
 from m3graph.settings import Settings
@@ -43,7 +44,7 @@ def test_fetch_is_pinned_and_idempotent(settings: Settings) -> None:
     assert (first / "index.html").is_file()
     assert neo4j_browser.fetch(settings) == first
     jar = neo4j_browser._jar_in_local_repo()
-    assert neo4j_browser._sha256(jar) == neo4j_browser.SHA256
+    assert file_sha256(jar) == neo4j_browser.SHA256
 
 
 def test_browser_connects_and_runs_a_query(served: neo4j_browser.BrowserServer, settings: Settings) -> None:
