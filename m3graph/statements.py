@@ -239,6 +239,9 @@ def _definite(text: str) -> tuple[str, str, str] | None:
         verb_len = 2 if words[0] in {"was", "is"} and len(words) > 2 else 1  # "that produced Ford F-Series"
         return " ".join(words[verb_len:]), f"{noun} that {' '.join(words[:verb_len])}" + suffix, value
     of_form = _OF_FORM.match(left)
+    if of_form and (re.match(r"^[a-z]+(?:ed|en|wn)\b", value) or of_form.group(1)[0].isupper() and re.match(
+            r"^(?:a|an)\b", value)):
+        return None  # "The Wheel of Time was written in ...", "The Wheel of Time is a novel": a title, not "the A of S"
     if of_form:
         return of_form.group(2), of_form.group(1) + suffix, value
     return None
