@@ -10,6 +10,43 @@ lost, it only never supersedes anything).
 the normalised subject and attribute, plus the normalised value for attributes that may hold several values at
 once (`functional` False: "Ann likes mangoes" and "Ann likes apples" are two slots, so neither retires the
 other; only "Ann no longer likes mangoes" does).
+
+Forms read (leftmost relation phrase wins; anything else is None):
+- "The A of S is V" ("The capital of Italy is Rome"; "The name of the current head of state in S"; "the head of
+  the S government"; "The headquarters of S is located in the city of V" → attribute "headquarters located in").
+  The attribute is cut at the first "of"/"in" unless it is a known compound ("head of state", "chief of staff").
+  A capitalised title ("The Wheel of Time was written in ..." / "... is a novel") is read as a subject instead.
+- "The A that S verbs is V" (subject first: "The type of music that John McVie plays") and "The A that verbs S
+  is V" (verb first: "The company that produced Ford F-Series").
+- "S's A is V" (possessive noun; "Marco's dog is called Biscuit" → subject "Marco's dog", attribute "name").
+- "S <relation> V" from a fixed table: was born/died/founded/created in, was founded/written/performed by,
+  is associated/affiliated with the sport/religion of, is a citizen of, is employed by, is married to, is famous
+  for, speaks/plays the language/position of, lives in, moved/relocated to, works as/at/for/in, is called,
+  is from, became, and preference/possession verbs (likes, loves, has, owns, visits, plays, speaks, ...).
+- "S is N years old" (attribute "age"), "S is a/an N" (attribute "be", not functional).
+
+`functional`: True for the "the A of S" and possessive forms (a singular definite noun states one value) and for
+the relation table's one-value relations (born in, married to, lives in, works as, employed by, citizen of, the
+"the sport/position/language of" forms, ...); False for preference/possession verbs and "is a N" (Jon can be a
+teacher and a father). Unknown active verbs are not read at all.
+
+Markers: `negated` for not/n't/never/no longer; `changed` for now, no longer, anymore/any more, nowadays, these
+days, moved/relocated to, became. The markers are taken out before the form is read, so "Ann does not like
+mangoes anymore" lands in the slot of "Ann likes mangoes".
+
+Keys: names are lowercased, tags unwrapped ("<face_3>" → "face_3"), a leading article and the sentence-final
+period dropped (inner ones kept: "Washington, D.C.." → "washington, d.c."; "Apple Inc." keeps its period);
+words written all in lowercase fold their plural ("mangoes" = "mango"). Attributes lose auxiliaries, articles,
+"current" and place fillers ("born in the city of" = "born in"); category fillers keep their noun ("associated
+with the sport of" → "associated with sport", so a sport is never compared with a religion); verbs and plurals
+fold ("likes" → "like", "headquarters" → "headquarter"), "favorite/color" → "favourite/colour", and synonyms
+map to one key: married to/husband/wife → "spouse", lives in/resides in/moved to/relocated to → "live in",
+works at/for → "employed by", called/named → "name", CEO → "chief executive officer".
+
+None (stays free text): questions, turn lines ("Ann <speaker_3>: ..."), first or second person, pronoun subjects
+(he/she/they/my sister: unresolved), several subjects ("Ann and Bob"), sentences with a second clause (but,
+because, said that, "and Bob lives ..."), a remaining "not", modal or future verbs, and any form not listed.
+Not read yet: the inverse "Stockholm is the capital of Sweden", "S switched to V", "S is in V".
 """
 
 from __future__ import annotations
@@ -187,7 +224,7 @@ def _markers(text: str) -> tuple[str, bool, bool]:
     out = text
     if re.match(r"^(?:now|nowadays|these days),? ", out, re.I):
         out, changed = re.sub(r"^\w+(?: days)?,? ", "", out), True
-    out, n = re.subn(r",? (?:anymore|any more|nowadays|these days)$", "", out)
+    out, n = re.subn(r",? (?:anymore|any more|nowadays|these days|now)$", "", out)
     changed |= n > 0
     out, n = re.subn(r" no longer ", " ", out)
     negated, changed = negated or n > 0, changed or n > 0
