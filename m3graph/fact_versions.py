@@ -57,6 +57,12 @@ def slot_properties(video_id: str, kind: str, text: str, is_equivalence: bool) -
             "value_thing": thing_key(video_id, st.value_key)}
 
 
+def single_valued(slot_key: str) -> bool:
+    """Whether a slot holds one value at a time: its key is "subject · attribute" (a many-valued slot's key ends
+    with its value, `Statement.slot_key`)."""
+    return slot_key.count(" · ") == 1
+
+
 def thing_key(video_id: str, name_key: str) -> str:
     """A named thing is keyed by its normalised name within its source (documented in README's graph model)."""
     return f"{video_id}|{name_key}"

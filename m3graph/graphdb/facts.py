@@ -1,25 +1,51 @@
-"""Recomputing the versions of slots inside a write transaction (the rules: `m3graph.fact_versions`).
+"""Versions of slots inside a write transaction, and the reads of facts (the rules: `m3graph.fact_versions`).
 
-Called by every write that can change a slot's history: a clip's memories (`memories.write_clip_memories`), a
-deleted clip or character (`deletion`). Reads the slots' assertions, walks each slot, writes the versions and
-drops named things no fact refers to any more, all in the caller's transaction.
+`refresh_slots` is called by every write that can change a slot's history: a clip's memories
+(`memories.write_clip_memories`), a deleted clip or character (`deletion`). It reads the slots' assertions,
+walks each slot, writes the versions and drops named things no fact refers to any more, all in the caller's
+transaction. `history` and `facts_about` read a subject's versions (the history tool) and the facts about named
+things (a multi-hop question's next hop).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from m3graph.fact_versions import version_rows
-from m3graph.graphdb.executor import Tx
+from m3graph.graphdb.executor import Executor, Tx
+from m3graph.graphdb.search import render_memory
+from m3graph.graphdb.types import RenderedMemory
 
 
-def refresh_slots(tx: Tx, video_id: str, slot_keys: Sequence[str | None]) -> int:
-    """Recomputes these slots of one source from the graph; returns how many memories it set."""
+def refresh_slots(tx: Tx, video_id: str, slot_keys: Sequence[str | None], prune: bool = True) -> int:
+    """Recomputes these slots of one source from the graph; returns how many memories it set. `prune`: also drop
+    the source's named things no fact refers to any more (after memories were deleted or rewritten)."""
     keys = sorted({k for k in slot_keys if k})
     if not keys:
         return 0
     rows = version_rows(tx.run("facts/slot_assertions", video_id=video_id, slot_keys=keys))
     if rows:
         tx.run("facts/set_versions", rows=rows)
-    tx.run("facts/orphan_things", video_id=video_id)
+    if prune:
+        tx.run("facts/orphan_things", video_id=video_id)
     return len(rows)
+
+
+def history(ex: Executor, video_id: str, subject_key: str, attribute_key: str | None, k: int
+            ) -> list[dict[str, Any]]:
+    """Every version of one subject's slots (of one attribute, when given) in one source, oldest first."""
+    rows = ex.read("facts/history", video_id=video_id, subject_key=subject_key, attribute_key=attribute_key, k=k)
+    if attribute_key is None:
+        return rows
+    exact = f"{subject_key} · {attribute_key}"  # the key prefix also matched longer attributes
+    return [r for r in rows if r["slot_key"] == exact or r["slot_key"].startswith(exact + " · ")]
+
+
+def facts_about(ex: Executor, video_id: str, thing_keys: Sequence[str], all_versions: bool = False,
+                k: int = 20) -> list[RenderedMemory]:
+    """The facts of one source about these named things (their subject), in event order per thing."""
+    ids = [r["memory_id"] for r in ex.read("facts/facts_about", video_id=video_id, thing_keys=list(thing_keys),
+                                           all_versions=all_versions, k=k)]
+    by_id = {r["memory_id"]: render_memory(r) for r in ex.read("search/memories_by_id", ids=ids)}
+    return [by_id[i] for i in ids if i in by_id]

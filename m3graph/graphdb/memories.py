@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from m3graph.errors import InvalidInputError, NotFoundError
-from m3graph.fact_versions import slot_properties
+from m3graph.fact_versions import single_valued, slot_properties
 from m3graph.graphdb.characters import refresh_characters
 from m3graph.graphdb.executor import Tx
 from m3graph.graphdb.facts import refresh_slots
@@ -62,11 +62,17 @@ def _check_entities(tx: Tx, memories: Sequence[MemoryIn], votes: Sequence[Equiva
 
 
 def _same_claim(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Whether two semantic statements may be one memory: both without a slot, or the same slot, value, polarity
-    and change mark ("Mia's favourite fruit is mango" and "... is apple" are 0.9 cosine apart and still two facts;
-    "Ann no longer uses Rust" retires what "Ann does not use Rust" only restates)."""
-    keys = ("slot_key", "value_key", "negated", "changed")
-    return all(a[k] == b[k] for k in keys)
+    """Whether two close statements may be one memory (m3graph.fact_versions): always when either has no slot;
+    in one slot only with the same value, polarity and change mark ("Mia's favourite fruit is mango" and "... is
+    apple" are 0.9 cosine apart and still two facts); across slots only as a paraphrase of one subject's liking
+    the same value ("likes tea" / "enjoys tea": slots that hold many values), never two subjects ("Mia's favourite
+    fruit" / "Tom's favourite fruit") nor a one-value attribute ("favourite fruit is mango" / "likes mangoes")."""
+    if a["slot_key"] is None or b["slot_key"] is None:
+        return True
+    if a["slot_key"] != b["slot_key"] and (a["subject_key"] != b["subject_key"] or single_valued(a["slot_key"])
+                                           or single_valued(b["slot_key"])):
+        return False
+    return all(a[k] == b[k] for k in ("value_key", "negated", "changed"))
 
 
 def _row(video_id: str, memory_id: str, m: MemoryIn, order: int, refresh: bool) -> dict[str, Any]:
@@ -151,13 +157,14 @@ def write_clip_memories(
 
     if rows:
         tx.run("memory/upsert", clip_key=ckey, video_id=video_id, clip_index=clip_index, rows=rows)
-        fresh = [r for r in rows if r["refresh"]]
+        fresh = [r for r in rows if r["refresh"] and r["slot_key"]]
         if fresh:
             tx.run("facts/link_things", rows=[r | {"video_id": video_id} for r in fresh])
     stale = sorted(prior - {r["memory_id"] for r in rows})
     if stale:
         tx.run("memory/retract", clip_key=ckey, memory_ids=stale)
-    refresh_slots(tx, video_id, [r["slot_key"] for r in rows] + [r["slot_key"] for r in prior_rows])
+    refresh_slots(tx, video_id, [r["slot_key"] for r in rows] + [r["slot_key"] for r in prior_rows],
+                  prune=bool(stale))  # only a retracted memory can leave a named thing without facts
     tx.run("clip/refresh_search_text", clip_keys=[ckey, *_moved_to(prior_rows, set(stale), ckey)])
     changed = set_clip_votes(tx, settings, ckey, all_votes, vote_sources)
     return MemoryWriteSummary(

@@ -59,7 +59,7 @@ CURRENT = VersionView()  # what a search shows unless asked otherwise: facts as 
 _MAX_CLIP = 2**63 - 1  # "no before_clip" inside the index filter, which takes no OR / IS NULL
 
 
-def _render(row: dict[str, Any], score: float | None = None) -> RenderedMemory:
+def render_memory(row: dict[str, Any], score: float | None = None) -> RenderedMemory:
     chars = {(k, n): c for k, n, c in row["chars"] if c is not None}
     return RenderedMemory(memory_id=row["memory_id"], kind=row["kind"], text=render_characters(row["text"], chars),
                           raw_text=row["text"], clip_index=row.get("clip_index", -1), order_in_clip=row["order"],
@@ -72,7 +72,7 @@ def _render(row: dict[str, Any], score: float | None = None) -> RenderedMemory:
 def _clip_result(row: dict[str, Any], by_clip: bool, view: VersionView = CURRENT) -> ClipResult:
     """A row of `search/ranked` as a ClipResult: search_clip shows the clip's best cosine, search_node each
     memory's (and the clip's best of them). A whole clip's facts are shown as the view shows them."""
-    memories = [_render(m | {"clip_index": row["clip_index"]}, None if by_clip else m["score"])
+    memories = [render_memory(m | {"clip_index": row["clip_index"]}, None if by_clip else m["score"])
                 for m in row["memories"] if view.visible(m)]
     score = row["cosine"] if by_clip else max((m.score for m in memories if m.score is not None), default=None)
     return ClipResult(video_id=row["video_id"], clip_index=row["clip_index"], start_s=row["start_s"],
@@ -240,7 +240,7 @@ class MemorySearch:
                             episodic_only=episodic_only)
         out = []
         for r in rows:
-            memories = [_render(m | {"clip_index": r["clip_index"]}) for m in r["memories"]]
+            memories = [render_memory(m | {"clip_index": r["clip_index"]}) for m in r["memories"]]
             out.append(ClipResult(video_id=r["video_id"], clip_index=r["clip_index"], start_s=r["start_s"],
                                   end_s=r["end_s"], score=(scores or {}).get((r["video_id"], r["clip_index"])),
                                   memories=memories, started_at=_native(r["started_at"])))
@@ -291,31 +291,13 @@ class MemorySearch:
         meta: dict[tuple[str, int], dict[str, Any]] = {}
         for r in rows:
             key = (r["video_id"], r["clip_index"])
-            by_clip.setdefault(key, []).append(_render(r, scores.get(r["memory_id"])))
+            by_clip.setdefault(key, []).append(render_memory(r, scores.get(r["memory_id"])))
             meta[key] = r
         return [ClipResult(video_id=v, clip_index=c, start_s=meta[(v, c)]["start_s"], end_s=meta[(v, c)]["end_s"],
                            score=max((m.score for m in mems if m.score is not None), default=None),
                            memories=sorted(mems, key=lambda m: m.order_in_clip),
                            started_at=_native(meta[(v, c)]["started_at"]))
                 for (v, c), mems in sorted(by_clip.items())]
-
-    # -- facts that change -------------------------------------------------------------------------------
-    def history(self, video_id: str, subject_key: str, attribute_key: str | None, k: int) -> list[dict[str, Any]]:
-        """Every version of one subject's slots (of one attribute, when given) in one source, oldest first."""
-        rows = self.ex.read("facts/history", video_id=video_id, subject_key=subject_key,
-                            attribute_key=attribute_key, k=k)
-        if attribute_key is None:
-            return rows
-        exact = f"{subject_key} · {attribute_key}"  # the prefix also matched longer attributes
-        return [r for r in rows if r["slot_key"] == exact or r["slot_key"].startswith(exact + " · ")]
-
-    def facts_about(self, video_id: str, thing_keys: Sequence[str], all_versions: bool = False,
-                    k: int = 20) -> list[RenderedMemory]:
-        """The facts of one source about these named things (their subject), in event order per thing."""
-        ids = [r["memory_id"] for r in self.ex.read("facts/facts_about", video_id=video_id,
-                                                       thing_keys=list(thing_keys), all_versions=all_versions, k=k)]
-        by_id = {r["memory_id"]: _render(r) for r in self.ex.read("search/memories_by_id", ids=ids)}
-        return [by_id[i] for i in ids if i in by_id]
 
     def clip_end(self, video_id: str, clip_index: int) -> float | None:
         """Where a clip ends on its source's timeline (an `as_of` clip point), None when there is no such clip."""

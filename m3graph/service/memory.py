@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from m3graph.errors import InvalidInputError, NotFoundError
 from m3graph.fact_versions import thing_key
+from m3graph.graphdb import facts
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import is_equivalence, parse_tags, render_characters
 from m3graph.graphdb.types import ClipResult, RenderedMemory
@@ -213,7 +214,7 @@ class MemoryService:
     def history(self, request: HistoryRequest) -> dict[str, Any]:
         """One subject's facts in one source, slot by slot, every version oldest first with when it held."""
         self.require_videos([request.video])
-        rows = self.graph.search.history(request.video, normalise_name(request.subject),
+        rows = facts.history(self.graph.ex, request.video, normalise_name(request.subject),
                                          normalise_attribute(request.attribute) if request.attribute else None,
                                          request.k)
         slots: dict[str, dict[str, Any]] = {}
@@ -229,7 +230,7 @@ class MemoryService:
 
     def facts_about_results(self, request: FactsAboutRequest) -> list[RenderedMemory]:
         keys = [thing_key(request.video, normalise_name(s)) for s in request.subjects]
-        return self.graph.search.facts_about(request.video, keys, request.all_versions, request.k)
+        return facts.facts_about(self.graph.ex, request.video, keys, request.all_versions, request.k)
 
     def facts_about(self, request: FactsAboutRequest) -> dict[str, Any]:
         """The facts whose subject is one of these names (current ones unless all_versions)."""

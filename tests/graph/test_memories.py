@@ -292,5 +292,6 @@ def test_a_clip_write_runs_few_statements(graph: MemoryGraph, monkeypatch: pytes
     g = rng(4)
     graph.write_memories("v", 0, [mem("episodic", f"<face_{s.face_a}> waves.", unit(text_dim(graph), g)),
                                   mem("semantic", f"<face_{s.face_a}> likes tea.", unit(text_dim(graph), g))])
-    assert names == ["memory/prepare", "memory/dedup_exact", "memory/upsert", "clip/refresh_search_text",
-                     "memory/votes"], names
+    # A statement with a slot ("likes tea") adds its named things and its slot's versions (facts that change).
+    assert names == ["memory/prepare", "memory/dedup_exact", "memory/upsert", "facts/link_things",
+                     "facts/slot_assertions", "facts/set_versions", "clip/refresh_search_text", "memory/votes"], names
