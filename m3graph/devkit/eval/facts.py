@@ -177,9 +177,11 @@ def graph_search(service: MemoryService, source: str) -> Search:
 
 
 def graph_about(service: MemoryService, source: str) -> About:
-    from m3graph.service.requests import FactsAboutRequest
+    """The current facts whose subject is one of the names (`MemoryService.facts_about`)."""
 
     def about(subjects: Sequence[str]) -> list[Fact]:
+        from m3graph.service.requests import FactsAboutRequest
+
         return list(service.facts_about(FactsAboutRequest(video_id=source, subjects=tuple(subjects))))
 
     return about
