@@ -64,7 +64,7 @@ def print_results(results: Sequence[ClipResult]) -> None:
         when = "" if clip.started_at is None else f" {clip.started_at:%Y-%m-%d %H:%M}"
         click.echo(f"  {clip.video_id} {clip.label}{when}{span}{score}")
         for m in clip.memories:
-            click.echo(f"    - ({m.kind}) {m.text}")
+            click.echo(f"    - ({m.kind}) {m.marked_text}")
 
 
 @click.group()
@@ -131,11 +131,14 @@ def stats(settings: Settings, video_id: str | None) -> None:
 @click.option("--character", "characters", multiple=True, type=int, help="Scope to memories of character K.")
 @click.option("--since", type=click.DateTime(), default=None, help="Only clips that started at or after (UTC).")
 @click.option("--until", type=click.DateTime(), default=None, help="Only clips that started before (UTC).")
+@click.option("--as-of", "as_of", default=None,
+              help="Facts as they held then: a date (2023-05-08), a time or a clip (VIDEO#N); default: now.")
+@click.option("--all-versions", is_flag=True, help="Also show facts a newer fact superseded (each says when).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (the MCP tool search_memory's).")
 @click.pass_obj
 def search(settings: Settings, query: str, videos: tuple[str, ...], before_clip: int | None, mode: str,
            top_k: int | None, threshold: float | None, characters: tuple[int, ...], since: datetime | None,
-           until: datetime | None, as_json: bool) -> None:
+           until: datetime | None, as_of: str | None, all_versions: bool, as_json: bool) -> None:
     """Search memory like the controller does (search_clip or search_node).
 
     A <character_K> tag in QUERY scopes the search to that character, like --character K.
@@ -143,7 +146,8 @@ def search(settings: Settings, query: str, videos: tuple[str, ...], before_clip:
     from m3graph.service import SearchRequest
 
     request = SearchRequest(query=query, videos=videos or None, before_clip=before_clip, mode=mode, k=top_k,
-                            threshold=threshold, characters=characters, since=since, until=until)
+                            threshold=threshold, characters=characters, since=since, until=until, as_of=as_of,
+                            all_versions=all_versions)
     with _graph(settings) as graph:
         service = _service(settings, graph)
         if as_json:
@@ -154,14 +158,40 @@ def search(settings: Settings, query: str, videos: tuple[str, ...], before_clip:
 
 
 @main.command()
+@click.argument("video")
+@click.argument("subject")
+@click.option("--attribute", default=None, help="Only this attribute (e.g. 'favourite fruit').")
+@click.option("-k", "k", type=int, default=100, show_default=True, help="The most versions shown.")
+@click.pass_obj
+def history(settings: Settings, video: str, subject: str, attribute: str | None, k: int) -> None:
+    """How SUBJECT's facts changed in source VIDEO: every version, oldest first, and which holds now."""
+    from m3graph.service import HistoryRequest
+
+    request = HistoryRequest(video=video, subject=subject, attribute=attribute, k=k)
+    with _graph(settings) as graph:
+        out = _service(settings, graph).history(request)
+    if not out["slots"]:
+        click.echo(f"no facts about {subject!r} in {video}")
+    for slot in out["slots"]:
+        click.echo(f"{slot['subject']} · {slot['attribute']}")
+        for v in slot["versions"]:
+            state = "now" if v["current"] else v.get("superseded", "superseded")
+            said = ", ".join(v["said_in"])
+            not_ = "not " if v["negated"] else ""
+            extra = f"; contradicts {', '.join(v['contradicts'])}" if v.get("contradicts") else ""
+            click.echo(f"  - {not_}{v['value']}  (said in {said}; {state}{extra})")
+
+
+@main.command()
 @click.option("--video", "video_id", default=None, help="Video id for the generated memory.")
 @click.pass_obj
 def demo(settings: Settings, video_id: str | None) -> None:
     """Main job on the embedded default: start Neo4j, load a generated memory, run searches."""
     from m3graph.embedding import text_embedder
     from m3graph.graphdb.store import MemoryGraph
-    from m3graph.ingest.demo import DEMO_VIDEO, QUESTIONS, demo_request, load_demo
+    from m3graph.ingest.demo import BEFORE_THE_CHANGE, CHANGING_FACT, DEMO_VIDEO, QUESTIONS, demo_request, load_demo
     from m3graph.localserver.server import ensure_server
+    from m3graph.service import SearchRequest
 
     video_id = video_id or DEMO_VIDEO
     status = ensure_server(settings)
@@ -183,6 +213,11 @@ def demo(settings: Settings, video_id: str | None) -> None:
         for question in QUESTIONS:
             click.echo(f"\nQ: {question}")
             print_results(service.search_results(demo_request(question, video_id)))
+        click.echo(f"\nA fact that changed. Q: {CHANGING_FACT}")
+        for label, as_of in (("now", None), (f"as of CLIP_{BEFORE_THE_CHANGE}", f"{video_id}#{BEFORE_THE_CHANGE}")):
+            request = SearchRequest(query=CHANGING_FACT, videos=(video_id,), mode="node", k=1, as_of=as_of)
+            facts = [m for r in service.search_results(request) for m in r.memories]
+            click.echo(f"  {label}: " + ("; ".join(m.marked_text for m in facts) or "(nothing)"))
         click.echo("\nname -> character lookups:")
         for name in ("Lily", "Jack", "Mia"):
             found = graph.search.characters_named(name, [video_id])

@@ -298,3 +298,18 @@ def facts(settings: Settings, data_dir: Path | None, subset: str, limit: int | N
     click.echo("\n" + report.ingestion())
     click.echo(report.table())
     click.echo(f"results: {out_dir}/facts-*.jsonl, {out_dir}/facts-summary.json")
+
+
+@evaluate.command("statements")
+@click.option("--data", "data", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A labelled JSONL sample (default: the packaged one).")
+@click.option("--split", default=None, help="Only lines of this split (e.g. 'after').")
+def statements(data: Path | None, split: str | None) -> None:
+    """Measure the statement → slot parser on a hand-labelled sample (no database, no model)."""
+    from m3graph.devkit.eval.statements import format_report, measure
+
+    try:
+        report = measure(data, split)
+    except (ValueError, OSError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(format_report(report))

@@ -15,6 +15,7 @@ import numpy as np
 from m3graph.errors import NotFoundError
 from m3graph.graphdb.characters import refresh_characters
 from m3graph.graphdb.executor import Executor, Tx
+from m3graph.graphdb.facts import refresh_slots
 from m3graph.graphdb.identity import EntityState
 from m3graph.graphdb.types import clip_key
 from m3graph.settings import Settings
@@ -51,10 +52,12 @@ def delete_clip_tx(tx: Tx, settings: Settings, video_id: str, clip_index: int) -
         raise NotFoundError(f"clip {ckey} does not exist")
     tx.run("graph/lock", name=f"memory:{video_id}")
     affected = tx.one("delete/clip_entities", clip_key=ckey)["entity_ids"]
-    memory_ids = [r["memory_id"] for r in tx.run("delete/clip_memories", clip_key=ckey, video_id=video_id)]
+    held = tx.run("delete/clip_memories", clip_key=ckey, video_id=video_id)
+    memory_ids = [r["memory_id"] for r in held]
     if memory_ids:
         tx.run("memory/retract", clip_key=ckey, memory_ids=memory_ids)
     tx.run("delete/clip", clip_key=ckey)
+    refresh_slots(tx, video_id, [r["slot_key"] for r in held])  # an older fact may hold again
     survivors = _repair_entities(tx, settings, sorted(affected)) if affected else []
     if survivors:
         refresh_characters(tx, settings, survivors)
@@ -91,6 +94,8 @@ def delete_character(ex: Executor, settings: Settings, char_id: int) -> dict[str
             raise NotFoundError(f"character {char_id} does not exist")
         supporting = tx.one("clip/supporting_clips", memory_ids=scope["memory_ids"])["clip_keys"]
         tx.run("delete/character", entity_ids=scope["entity_ids"], memory_ids=scope["memory_ids"])
+        for video_id in sorted({s["video_id"] for s in scope["slots"]}):  # older facts may hold again
+            refresh_slots(tx, video_id, [s["slot_key"] for s in scope["slots"] if s["video_id"] == video_id])
         if supporting:  # the deleted memories' text must leave the clips' search documents too
             tx.run("clip/refresh_search_text", clip_keys=supporting)
         neighbours = sorted(set(scope["neighbours"]) - set(scope["entity_ids"]))

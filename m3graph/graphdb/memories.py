@@ -19,8 +19,10 @@ from typing import Any
 import numpy as np
 
 from m3graph.errors import InvalidInputError, NotFoundError
+from m3graph.fact_versions import slot_properties
 from m3graph.graphdb.characters import refresh_characters
 from m3graph.graphdb.executor import Tx
+from m3graph.graphdb.facts import refresh_slots
 from m3graph.graphdb.tags import is_equivalence, parse_tags
 from m3graph.graphdb.types import EquivalenceVote, MemoryIn, MemoryWriteSummary, clip_key
 from m3graph.settings import Settings
@@ -59,9 +61,17 @@ def _check_entities(tx: Tx, memories: Sequence[MemoryIn], votes: Sequence[Equiva
     _refuse_unknown(mentioned, found)
 
 
-def _row(memory_id: str, m: MemoryIn, order: int, refresh: bool) -> dict[str, Any]:
+def _same_claim(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two semantic statements may be one memory: both without a slot, or the same slot, value, polarity
+    and change mark ("Mia's favourite fruit is mango" and "... is apple" are 0.9 cosine apart and still two facts;
+    "Ann no longer uses Rust" retires what "Ann does not use Rust" only restates)."""
+    keys = ("slot_key", "value_key", "negated", "changed")
+    return all(a[k] == b[k] for k in keys)
+
+
+def _row(video_id: str, memory_id: str, m: MemoryIn, order: int, refresh: bool) -> dict[str, Any]:
     tags = parse_tags(m.text)
-    return {
+    return {**slot_properties(video_id, m.kind, m.text, is_equivalence(m.text)),
         "memory_id": memory_id, "kind": m.kind, "text": m.text, "order": order, "embedding": list(m.embedding),
         "is_equivalence": is_equivalence(m.text), "entity_ids": [n for _, n in tags],
         "mentions": [{"kind": k, "id": n, "position": i} for i, (k, n) in enumerate(tags)],
@@ -96,10 +106,10 @@ def write_clip_memories(
 
     rows: list[dict[str, Any]] = []
     for order, m in enumerate(x for x in memories if x.kind == "episodic"):
-        rows.append(_row(f"{ckey}#e{order}", m, order, refresh=True))
+        rows.append(_row(video_id, f"{ckey}#e{order}", m, order, refresh=True))
     semantic = [m for m in memories if m.kind == "semantic"]
     threshold = settings.memory.semantic_dedup_threshold
-    items = [_row("", m, len(rows) + i, refresh=True) | {"idx": i} for i, m in enumerate(semantic)]
+    items = [_row(video_id, "", m, len(rows) + i, refresh=True) | {"idx": i} for i, m in enumerate(semantic)]
     matches: dict[int, str] = {}
     if items:
         query_items = [{k: it[k] for k in ("idx", "embedding", "entity_ids", "is_equivalence")} for it in items]
@@ -109,8 +119,9 @@ def write_clip_memories(
         else:
             found = tx.run("memory/dedup_candidates", items=query_items, k=settings.memory.dedup_candidates,
                            min_score=(1 + threshold) / 2, video_id=video_id)
-        for r in found:
-            matches.setdefault(r["item"], r["memory_id"])  # rows come best-first per item
+        for r in found:  # rows come best-first per item; a fact with another value is never a restatement
+            if _same_claim(items[r["item"]], r):
+                matches.setdefault(r["item"], r["memory_id"])
     vecs = np.asarray([it["embedding"] for it in items], dtype=np.float64).reshape(len(items), dim)
     if len(items):
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
@@ -122,7 +133,7 @@ def write_clip_memories(
                 break
             prev = items[j]
             if (float(vecs[i] @ vecs[j]) > threshold and prev["is_equivalence"] == it["is_equivalence"]
-                    and set(it["entity_ids"]) <= set(prev["entity_ids"])
+                    and set(it["entity_ids"]) <= set(prev["entity_ids"]) and _same_claim(it, prev)
                     and (it["entity_ids"] or not prev["entity_ids"])):
                 target = prev["memory_id"]
         if target is None:
@@ -140,9 +151,13 @@ def write_clip_memories(
 
     if rows:
         tx.run("memory/upsert", clip_key=ckey, video_id=video_id, clip_index=clip_index, rows=rows)
+        fresh = [r for r in rows if r["refresh"]]
+        if fresh:
+            tx.run("facts/link_things", rows=[r | {"video_id": video_id} for r in fresh])
     stale = sorted(prior - {r["memory_id"] for r in rows})
     if stale:
         tx.run("memory/retract", clip_key=ckey, memory_ids=stale)
+    refresh_slots(tx, video_id, [r["slot_key"] for r in rows] + [r["slot_key"] for r in prior_rows])
     tx.run("clip/refresh_search_text", clip_keys=[ckey, *_moved_to(prior_rows, set(stale), ckey)])
     changed = set_clip_votes(tx, settings, ckey, all_votes, vote_sources)
     return MemoryWriteSummary(

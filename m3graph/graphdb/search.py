@@ -32,6 +32,7 @@ import numpy as np
 
 from m3graph.dates import TimeNotes
 from m3graph.errors import InvalidInputError
+from m3graph.fact_versions import VersionView
 from m3graph.graphdb.executor import Executor
 from m3graph.graphdb.tags import render_characters
 from m3graph.graphdb.types import ClipResult, RenderedMemory, clip_key
@@ -54,6 +55,7 @@ def _native(value: Any) -> datetime | None:
     return to_native() if callable(to_native) else value
 
 
+CURRENT = VersionView()  # what a search shows unless asked otherwise: facts as they hold now
 _MAX_CLIP = 2**63 - 1  # "no before_clip" inside the index filter, which takes no OR / IS NULL
 
 
@@ -62,14 +64,16 @@ def _render(row: dict[str, Any], score: float | None = None) -> RenderedMemory:
     return RenderedMemory(memory_id=row["memory_id"], kind=row["kind"], text=render_characters(row["text"], chars),
                           raw_text=row["text"], clip_index=row.get("clip_index", -1), order_in_clip=row["order"],
                           score=score, source_ids=tuple(row.get("source_ids") or ()),
-                          times=TimeNotes.from_properties(row))
+                          times=TimeNotes.from_properties(row), slot=row.get("slot_key"),
+                          value=row.get("slot_value"), current=row.get("current"),
+                          superseded=row.get("superseded_note"))
 
 
-def _clip_result(row: dict[str, Any], by_clip: bool) -> ClipResult:
+def _clip_result(row: dict[str, Any], by_clip: bool, view: VersionView = CURRENT) -> ClipResult:
     """A row of `search/ranked` as a ClipResult: search_clip shows the clip's best cosine, search_node each
-    memory's (and the clip's best of them)."""
+    memory's (and the clip's best of them). A whole clip's facts are shown as the view shows them."""
     memories = [_render(m | {"clip_index": row["clip_index"]}, None if by_clip else m["score"])
-                for m in row["memories"]]
+                for m in row["memories"] if view.visible(m)]
     score = row["cosine"] if by_clip else max((m.score for m in memories if m.score is not None), default=None)
     return ClipResult(video_id=row["video_id"], clip_index=row["clip_index"], start_s=row["start_s"],
                       end_s=row["end_s"], score=score, memories=memories, started_at=_native(row["started_at"]),
@@ -186,7 +190,8 @@ class MemorySearch:
 
     # -- one statement per search ------------------------------------------------------------------------
     def _ranked(self, query: Sequence[float], text: str | None, scope: Scope, floor: float, by_clip: bool, k: int,
-                exclude: Sequence[str] = (), episodic_only: bool = False, reference: bool = False) -> list[ClipResult]:
+                exclude: Sequence[str] = (), episodic_only: bool = False, reference: bool = False,
+                view: VersionView = CURRENT) -> list[ClipResult]:
         """Runs `search/ranked` (or its 2026 variant): rankings, fusion, clip scores and memories in ONE round trip.
 
         `reference`: the reference's ranking (no text, no neighbour context, no clip prior: a clip scores its best
@@ -216,14 +221,14 @@ class MemorySearch:
             "vector_weight": self.cfg.vector_weight, "context_weight": 0.0 if reference else self.cfg.context_weight,
             "clip_text_weight": self.cfg.clip_text_weight, "clip_prior": 0.0 if reference else self.cfg.clip_prior,
             "by_clip": by_clip,
-            "exclude": list(exclude), "k": k, "episodic_only": episodic_only,
+            "exclude": list(exclude), "k": k, "episodic_only": episodic_only, **view.params(),
         }
         if in_index:
             params["max_clip"] = _MAX_CLIP if scope.before_clip is None else scope.before_clip
             rows = self.ex.read("search/ranked_2026", **params)
         else:
             rows = self.ex.read("search/ranked", **params)
-        return [_clip_result(r, by_clip) for r in rows]
+        return [_clip_result(r, by_clip, view) for r in rows]
 
     def _pool(self, want: int) -> int:
         return max(self.cfg.fusion_pool, 5 * want)
@@ -245,7 +250,8 @@ class MemorySearch:
     def search_clip(self, query: Sequence[float], videos: Sequence[str] | None = None, before_clip: int | None = None,
                     exclude: Sequence[str] = (), k: int | None = None, threshold: float | None = None,
                     characters: Sequence[int] = (), episodic_only: bool = False, text: str | None = None,
-                    since: datetime | None = None, until: datetime | None = None) -> list[ClipResult]:
+                    since: datetime | None = None, until: datetime | None = None,
+                    view: VersionView = CURRENT) -> list[ClipResult]:
         """The best k clips not in `exclude`, with all their memories, best first (`rank`, the fused relevance;
         the controller presents its evidence in clip order itself, as the reference did).
 
@@ -259,12 +265,12 @@ class MemorySearch:
         if scope is None:
             return []
         reference = not (text and self.cfg.hybrid)
-        return self._ranked(query, text, scope, self.floor(threshold), True, k, exclude, episodic_only, reference)
+        return self._ranked(query, text, scope, self.floor(threshold), True, k, exclude, episodic_only, reference, view)
 
     def search_node(self, query: Sequence[float], videos: Sequence[str] | None = None, before_clip: int | None = None,
                     k: int | None = None, characters: Sequence[int] = (), text: str | None = None,
                     since: datetime | None = None, until: datetime | None = None,
-                    threshold: float | None = None) -> list[ClipResult]:
+                    threshold: float | None = None, view: VersionView = CURRENT) -> list[ClipResult]:
         """Top-k memories grouped by clip: fused (vector floored + full text) with `text`, else by cosine alone.
 
         Without text there is no floor unless `threshold` is given (the reference's search_node has none).
@@ -277,7 +283,7 @@ class MemorySearch:
             return []
         hybrid = bool(text and self.cfg.hybrid)
         floor = self.floor(threshold) if hybrid or threshold is not None else -1.0
-        return self._ranked(query, text, scope, floor, False, k, reference=not hybrid)  # clips best first
+        return self._ranked(query, text, scope, floor, False, k, reference=not hybrid, view=view)  # clips best first
 
     def _group(self, ids: Sequence[str], scores: dict[str, float | None]) -> list[ClipResult]:
         rows = self.ex.read("search/memories_by_id", ids=list(ids))
@@ -292,6 +298,29 @@ class MemorySearch:
                            memories=sorted(mems, key=lambda m: m.order_in_clip),
                            started_at=_native(meta[(v, c)]["started_at"]))
                 for (v, c), mems in sorted(by_clip.items())]
+
+    # -- facts that change -------------------------------------------------------------------------------
+    def history(self, video_id: str, subject_key: str, attribute_key: str | None, k: int) -> list[dict[str, Any]]:
+        """Every version of one subject's slots (of one attribute, when given) in one source, oldest first."""
+        rows = self.ex.read("facts/history", video_id=video_id, subject_key=subject_key,
+                            attribute_key=attribute_key, k=k)
+        if attribute_key is None:
+            return rows
+        exact = f"{subject_key} · {attribute_key}"  # the prefix also matched longer attributes
+        return [r for r in rows if r["slot_key"] == exact or r["slot_key"].startswith(exact + " · ")]
+
+    def facts_about(self, video_id: str, thing_keys: Sequence[str], all_versions: bool = False,
+                    k: int = 20) -> list[RenderedMemory]:
+        """The facts of one source about these named things (their subject), in event order per thing."""
+        ids = [r["memory_id"] for r in self.ex.read("facts/facts_about", video_id=video_id,
+                                                       thing_keys=list(thing_keys), all_versions=all_versions, k=k)]
+        by_id = {r["memory_id"]: _render(r) for r in self.ex.read("search/memories_by_id", ids=ids)}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def clip_end(self, video_id: str, clip_index: int) -> float | None:
+        """Where a clip ends on its source's timeline (an `as_of` clip point), None when there is no such clip."""
+        rows = self.ex.read("graph/get_clip", video_id=video_id, clip_index=clip_index)
+        return float(rows[0]["end_s"] or 0.0) if rows else None
 
     def fetch_clip(self, video_id: str, clip_index: int, before_clip: int | None = None, before: int = 0,
                    after: int = 0) -> list[ClipResult]:

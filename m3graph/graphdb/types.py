@@ -126,6 +126,17 @@ class RenderedMemory(_Frozen):
     score: float | None = None  # the memory's cosine to the query, where the vector ranking saw it
     source_ids: tuple[str, ...] = ()  # the turns / utterances it was written from (evidence)
     times: TimeNotes = TimeNotes()  # its time expressions resolved at ingestion (`times.insert(text)` for a reader)
+    # Facts that change (m3graph.fact_versions): the statement's slot and value where it has one, whether that
+    # version holds now, and "superseded on 8 May 2023" when it does not.
+    slot: str | None = None
+    value: str | None = None
+    current: bool | None = None
+    superseded: str | None = None
+
+    @property
+    def marked_text(self) -> str:
+        """The text as a reader sees it: a superseded version says so."""
+        return f"{self.text} ({self.superseded})" if self.superseded and self.current is False else self.text
 
 
 class ClipResult(_Frozen):

@@ -49,7 +49,8 @@ SCRIPT: list[dict[str, list]] = [
     {"faces": ["mia"], "voices": [("mia", "I would rather have a mango than coffee.")],
      "episodic": ["F:mia takes a mango from the fruit bowl.",
                   "V:mia says she prefers a mango to coffee."],
-     "semantic": ["Equivalence: F:mia, V:mia", "F:mia likes mangoes more than coffee.", "F:mia's name is Mia."]},
+     "semantic": ["Equivalence: F:mia, V:mia", "F:mia likes mangoes more than coffee.", "F:mia's name is Mia.",
+                  "F:mia's favourite fruit is mango."]},
     {"faces": ["lily", "mia"], "voices": [("lily", "Here is your coffee. Mia, do you want some?"),
                                           ("mia", "No thank you, the mango is perfect.")],
      "episodic": ["F:lily hands a cup of coffee to F:jack.",
@@ -61,7 +62,18 @@ SCRIPT: list[dict[str, list]] = [
      "episodic": ["F:jack looks at the clock and picks up his keys.",
                   "V:jack says he has to leave for work at nine."],
      "semantic": ["Equivalence: F:jack, V:jack", "F:jack works in an office and starts at nine."]},
+    # A fact that changes: later that morning Mia's favourite fruit is apples (the mango fact of clip 3 is kept,
+    # superseded; m3graph.fact_versions).
+    {"faces": ["lily", "mia"], "voices": [("lily", "Mia, do you want another mango for the road?"),
+                                          ("mia", "No thanks. I have gone off mangoes, apples are my favourite now.")],
+     "episodic": ["F:lily offers F:mia another mango.",
+                  "V:mia says she has gone off mangoes and that apples are her favourite fruit now."],
+     "semantic": ["Equivalence: F:mia, V:mia", "F:mia's favourite fruit is apples now."]},
 ]
+
+# What the demo asks of the fact that changed: as it holds now, and as it held after clip 4 (before it changed).
+CHANGING_FACT = "What is Mia's favourite fruit?"
+BEFORE_THE_CHANGE = 4
 
 QUESTIONS = [
     "What are the drinks for the three people?",

@@ -31,6 +31,7 @@ from m3graph.service.requests import (
     CharacterRequest,
     DeleteRequest,
     FetchClipRequest,
+    HistoryRequest,
     IngestStatusRequest,
     SearchRequest,
     TimelineRequest,
@@ -138,15 +139,20 @@ def _read_tools(server: MCPServer, svc: McpService) -> None:
         before_clip: BeforeClip = None,
         mode: rq.Mode = "clip",
         k: rq.K = None,
+        as_of: rq.AsOf = None,
+        all_versions: rq.AllVersions = False,
     ) -> dict[str, Any]:
         """Search the memory the way the question-answering controller does: hybrid ranking (meaning, by
         embeddings, fused with keyword BM25), floored so unrelated memories are dropped. Returns clips (source
         id, clip index, time, score) with their memories as text, people as <character_K>. Use mode 'clip' to
         read whole moments and 'node' for individual facts ("what is Mia's job", "what is the name of
         <character_3>"). Pass before_clip to see only what was known at that clip. An empty list means nothing
-        in scope matches; rephrase or widen the scope."""
+        in scope matches; rephrase or widen the scope. Facts that changed show their current version; pass
+        as_of (a date or VIDEO#N) for the version that held then, all_versions for every version (superseded
+        ones say when), or use the history tool for one subject's versions."""
         with _errors("search_memory"):
-            return svc.search(SearchRequest(query=query, videos=videos, before_clip=before_clip, mode=mode, k=k))
+            return svc.search(SearchRequest(query=query, videos=videos, before_clip=before_clip, mode=mode, k=k,
+                                            as_of=as_of, all_versions=all_versions))
 
     @_tool(server, READ)
     def fetch_clip(
@@ -191,6 +197,20 @@ def _read_tools(server: MCPServer, svc: McpService) -> None:
         <character_K>). Use it to find which clip to fetch, or whether ingestion is complete."""
         with _errors("video_timeline"):
             return svc.video_timeline(TimelineRequest(video=video))
+
+    @_tool(server, READ)
+    def history(
+        video: rq.VideoId,
+        subject: rq.Subject,
+        attribute: rq.Attribute = None,
+        k: rq.HistoryK = 100,
+    ) -> dict[str, Any]:
+        """How one subject's facts changed in one source: slot by slot ("Mia · favourite fruit"), every version
+        oldest first with its value, where it was said, whether it holds now, when a newer fact superseded it,
+        and facts the source states both ways (contradicts). Use it for "what was X before", "when did X
+        change", or to check a surprising answer."""
+        with _errors("history"):
+            return svc.history(HistoryRequest(video=video, subject=subject, attribute=attribute, k=k))
 
     @_tool(server, READ)
     def ask(

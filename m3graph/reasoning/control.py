@@ -45,7 +45,7 @@ from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import TAG
 from m3graph.reasoning.attribution import misattributed
 from m3graph.reasoning.llm.base import ChatModel, ChatResult, Message, Usage
-from m3graph.reasoning.memory_tools import MemoryTools, ToolResult, describe
+from m3graph.reasoning.memory_tools import MemoryTools, ToolResult, asks_about_the_past, describe
 from m3graph.settings import Settings
 
 Outcome = Literal["answered", "forced", "abstained", "failed"]
@@ -290,7 +290,8 @@ class Controller:
         question = " ".join(question.split())
         if not question:
             raise InvalidInputError("the question is empty")
-        tools = MemoryTools(self.graph.search, self.embedder, self.settings, videos, before_clip)
+        tools = MemoryTools(self.graph.search, self.embedder, self.settings, videos, before_clip,
+                            all_versions=asks_about_the_past(question))
         started = time.perf_counter()
         run = self._m3 if self.mode == "m3" else self._tools
         answer, outcome, rounds = run(question, tools)

@@ -26,7 +26,7 @@ from m3graph.embedding import TextEmbedder, query_embed
 from m3graph.errors import InvalidInputError
 from m3graph.graphdb.search import MemorySearch
 from m3graph.graphdb.tags import is_equivalence
-from m3graph.graphdb.types import ClipResult, clip_key
+from m3graph.graphdb.types import ClipResult, RenderedMemory, clip_key
 from m3graph.service.requests import SearchRequest
 from m3graph.service.search import characters_in, run_search
 from m3graph.settings import Settings
@@ -46,6 +46,17 @@ def wants_node_search(query: str) -> bool:
     return bool(characters_in(query)) or bool(_IDENTITY.search(query))
 
 
+# A question about an earlier state ("what was her favourite fruit before?", "what did he use to drive?") needs
+# the versions a newer fact superseded; every other question sees facts as they hold now.
+_PAST = re.compile(r"\b(before|used to|previous(ly)?|originally|at first|former(ly)?|earlier|in the past|"
+                   r"no longer|anymore|any more|change[ds]?|history|was .{1,40} then)\b", re.IGNORECASE)
+
+
+def asks_about_the_past(question: str) -> bool:
+    """Whether a question asks how a fact was before it changed (search then shows superseded versions, marked)."""
+    return bool(_PAST.search(question))
+
+
 @dataclass
 class ToolResult:
     tool: ToolName
@@ -59,13 +70,21 @@ class ToolResult:
         return sum(len(v) for v in self.knowledge.values())
 
 
+def _reader_line(m: RenderedMemory) -> str:
+    """A memory as the reader sees it: dates resolved in place, and a superseded fact saying so (shown only when
+    the search asked for old versions: `as_of`, `all_versions`)."""
+    line = m.times.insert(m.text)
+    return f"{line} ({m.superseded})" if m.current is False and m.superseded else line
+
+
 class MemoryTools:
     """One question's view of memory; remembers which clips were already shown (no repeats across rounds)."""
 
     def __init__(self, search: MemorySearch, embedder: TextEmbedder, settings: Settings,
                  videos: Sequence[str] | None = None, before_clip: int | None = None,
-                 since: datetime | None = None, until: datetime | None = None) -> None:
+                 since: datetime | None = None, until: datetime | None = None, all_versions: bool = False) -> None:
         self.search = search
+        self.all_versions = all_versions  # show superseded versions of facts too (marked)
         self.since, self.until = since, until  # an optional window on the clips' absolute start time
         self.embedder = embedder
         self.cfg = settings.search
@@ -87,7 +106,7 @@ class MemoryTools:
         # The reader sees each time expression with the date it was resolved to at ingestion ("yesterday
         # [= 7 May 2023]"): a small reader does no date arithmetic. The stored text is unchanged.
         shown = [(r, lines) for r in results
-                 if (lines := [m.times.insert(m.text) for m in r.memories if not is_equivalence(m.raw_text)])]
+                 if (lines := [_reader_line(m) for m in r.memories if not is_equivalence(m.raw_text)])]
         knowledge: dict[str, list[str]] = {}
         for r, lines in sorted(shown, key=lambda x: (x[0].video_id, x[0].clip_index)):
             label = self.label(r.video_id, r.clip_index)
@@ -109,7 +128,7 @@ class MemoryTools:
     def request(self, query: str, mode: Literal["clip", "node"], k: int) -> SearchRequest:
         """This question's scope around one query, as the request every front end's search takes."""
         return SearchRequest(query=query, videos=self.videos, before_clip=self.before_clip, since=self.since,
-                             until=self.until, k=k, mode=mode)
+                             until=self.until, k=k, mode=mode, all_versions=self.all_versions)
 
     def search_clip(self, query: str, fallback: bool = True) -> ToolResult:
         """The best clips not shown yet (hybrid: vector floored + full text, fused), all their memories."""

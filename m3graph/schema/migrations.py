@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from m3graph.cypher import query
 from m3graph.dates import TimeNotes
 from m3graph.errors import SchemaVersionError
+from m3graph.fact_versions import slot_properties, version_rows
 from m3graph.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -99,6 +100,35 @@ def backfill_event_dates(executor: Executor, batch: int = BACKFILL_BATCH) -> int
             return changed
 
 
+def backfill_fact_slots(executor: Executor, batch: int = BACKFILL_BATCH) -> int:
+    """Migration 13: slots for semantic statements written before memories had them, then each touched slot's
+    versions (the same rules as a write: `m3graph.fact_versions`). Idempotent: a statement gets the same slot and
+    a slot the same versions however often it runs."""
+    after, changed = "", 0
+    touched: dict[str, set[str]] = {}
+    while True:
+        page = executor.read("schema/slot_page", after=after, n=batch)
+        if page:
+            after = page[-1]["memory_id"]
+        rows = []
+        for r in page:
+            props = slot_properties(r["video_id"], "semantic", r["text"], False) if r["text"] else None
+            if props and props["slot_key"]:
+                rows.append({"memory_id": r["memory_id"], "video_id": r["video_id"], **props})
+                touched.setdefault(r["video_id"], set()).add(props["slot_key"])
+        if rows:
+            executor.write("schema/set_slots", rows=rows)
+            executor.write("facts/link_things", rows=rows)
+            changed += len(rows)
+        if len(page) < batch:
+            break
+    for video_id, keys in sorted(touched.items()):
+        versions = version_rows(executor.read("facts/slot_assertions", video_id=video_id, slot_keys=sorted(keys)))
+        if versions:
+            executor.write("facts/set_versions", rows=versions)
+    return changed
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "uniqueness constraints for every MERGE key", tuple(UNIQUE_STATEMENTS.values())),
     Migration(
@@ -140,6 +170,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     # words (Memory.event_*): memories written before ingestion did it.
     Migration(12, "time notes (event_* dates) on chat memories, resolved against their session's date", (),
               backfill=backfill_event_dates),
+    # Facts that change: a statement's slot (subject + attribute), its named things, and which version holds when.
+    Migration(13, "fact slots on semantic memories, named things, versions (SUPERSEDES / CONTRADICTS)",
+              ("schema/unique_thing", "schema/range_memory_slot", "schema/range_thing_video"),
+              backfill=backfill_fact_slots),
 )
 LATEST = MIGRATIONS[-1].version
 TEXT_MARK_VERSION = 11

@@ -19,7 +19,9 @@ from m3graph.service.requests import (
     AskRequest,
     CharacterRequest,
     DeleteRequest,
+    FactsAboutRequest,
     FetchClipRequest,
+    HistoryRequest,
     IngestStatusRequest,
     ListVideosRequest,
     SearchRequest,
@@ -30,6 +32,7 @@ from m3graph.service.requests import (
 )
 from m3graph.service.search import run_search
 
-__all__ = ["AskRequest", "CharacterRequest", "DeleteRequest", "FetchClipRequest", "IngestStatusRequest",
+__all__ = ["AskRequest", "CharacterRequest", "DeleteRequest", "FactsAboutRequest", "FetchClipRequest",
+           "HistoryRequest", "IngestStatusRequest",
            "ListVideosRequest", "MemoryService", "SearchRequest", "StatsRequest", "TimelineRequest",
            "UndoVoteRequest", "VoteRequest", "run_search"]

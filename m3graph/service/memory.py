@@ -18,9 +18,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from m3graph.errors import InvalidInputError, NotFoundError
+from m3graph.fact_versions import thing_key
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import is_equivalence, parse_tags, render_characters
-from m3graph.graphdb.types import ClipResult
+from m3graph.graphdb.types import ClipResult, RenderedMemory
 from m3graph.service import reads
 from m3graph.service.jobs import IngestJobs, IngestRun
 from m3graph.service.output import plain
@@ -28,7 +29,9 @@ from m3graph.service.requests import (
     AskRequest,
     CharacterRequest,
     DeleteRequest,
+    FactsAboutRequest,
     FetchClipRequest,
+    HistoryRequest,
     IngestStatusRequest,
     ListVideosRequest,
     SearchRequest,
@@ -39,6 +42,7 @@ from m3graph.service.requests import (
 )
 from m3graph.service.search import run_search, scoped_characters
 from m3graph.settings import Settings
+from m3graph.statements import normalise_attribute, normalise_name
 
 MAX_CHARACTER_MEMORIES = 200
 
@@ -49,6 +53,10 @@ class Controller(Protocol):
 
 # (text embedder, rounds or None for the configured H, controller dialect or None) -> a controller
 ControllerFactory = Callable[[Any, int | None, str | None], Controller]
+
+
+def _clip_label(key: str) -> str:
+    return f"CLIP_{key.rsplit('#', 1)[1]}"
 
 
 class MemoryService:
@@ -108,7 +116,8 @@ class MemoryService:
     def clip_dict(result: ClipResult, with_scores: bool = True) -> dict[str, Any]:
         """A clip as the tools show it: no `Equivalence:` lines, scores rounded to 4 places."""
         memories = [{"kind": m.kind, "text": m.text, **({"score": round(m.score, 4)} if with_scores and m.score
-                                                          is not None else {})}
+                                                          is not None else {}),
+                     **({"superseded": m.superseded} if m.current is False and m.superseded else {})}
                     for m in result.memories if not is_equivalence(m.raw_text)]
         out: dict[str, Any] = {"video": result.video_id, "clip": result.clip_index, "start_s": result.start_s,
                                "end_s": result.end_s, "started_at": result.started_at, "memories": memories}
@@ -199,6 +208,35 @@ class MemoryService:
         if len(candidates) > 1:
             out["other_candidates"] = candidates[1:]
         return plain(out)
+
+    # -- facts that change ------------------------------------------------------------------------------
+    def history(self, request: HistoryRequest) -> dict[str, Any]:
+        """One subject's facts in one source, slot by slot, every version oldest first with when it held."""
+        self.require_videos([request.video])
+        rows = self.graph.search.history(request.video, normalise_name(request.subject),
+                                         normalise_attribute(request.attribute) if request.attribute else None,
+                                         request.k)
+        slots: dict[str, dict[str, Any]] = {}
+        for r in rows:
+            slot = slots.setdefault(r["slot_key"], {"slot": r["slot_key"], "subject": r["slot_subject"],
+                                                    "attribute": r["slot_attribute"], "versions": []})
+            slot["versions"].append({
+                "memory_id": r["memory_id"], "value": r["slot_value"], "negated": bool(r["negated"]),
+                "current": bool(r["current"]), "said_in": [_clip_label(k) for k in r["support_clips"] or []],
+                **({"superseded": r["superseded_note"]} if r["superseded_note"] else {}),
+                **({"contradicts": r["contradicts"]} if r["contradicts"] else {})})
+        return plain({"video": request.video, "subject": request.subject, "slots": list(slots.values())})
+
+    def facts_about_results(self, request: FactsAboutRequest) -> list[RenderedMemory]:
+        keys = [thing_key(request.video, normalise_name(s)) for s in request.subjects]
+        return self.graph.search.facts_about(request.video, keys, request.all_versions, request.k)
+
+    def facts_about(self, request: FactsAboutRequest) -> dict[str, Any]:
+        """The facts whose subject is one of these names (current ones unless all_versions)."""
+        return plain({"video": request.video, "facts": [
+            {"text": m.text, "value": m.value, "clip": m.clip_index,
+             **({"superseded": m.superseded} if m.current is False and m.superseded else {})}
+            for m in self.facts_about_results(request)]})
 
     # -- ask -----------------------------------------------------------------------------------------------
     def answer(self, request: AskRequest) -> Any:

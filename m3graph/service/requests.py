@@ -47,6 +47,35 @@ def _utc(value: datetime | None) -> datetime | None:
     return value if value is None or value.tzinfo else value.replace(tzinfo=UTC)
 
 
+def _as_of(value: str | None) -> str | None:
+    """"2023-05-08", "2023-05-08T14:00[Z]" or "VIDEO#N" (a clip of a source), canonical; anything else refused."""
+    if value is None:
+        return None
+    text = value.strip()
+    video, sep, clip = text.rpartition("#")
+    if sep:
+        if not clip.isdigit() or int(clip) > MAX_INDEX:
+            raise InvalidInputError(f"a clip point is VIDEO#N with N a clip index (got {value!r:.80})")
+        return f"{check_video_id(video)}#{int(clip)}"
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidInputError(f"is a date (2023-05-08), a time (2023-05-08T14:00) or a clip (VIDEO#N) "
+                                f"(got {value!r:.80})") from None
+    return text if len(text) == 10 else (when if when.tzinfo else when.replace(tzinfo=UTC)).isoformat()
+
+
+def as_of_point(value: str) -> tuple[datetime | None, tuple[str, int] | None]:
+    """A validated `as_of` as (the instant, None) or (None, (video, clip)); a bare date means its whole day."""
+    video, sep, clip = value.rpartition("#")
+    if sep:
+        return None, (video, int(clip))
+    when = datetime.fromisoformat(value)
+    if len(value) == 10:
+        when = when.replace(hour=23, minute=59, second=59)
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)), None
+
+
 def _words(value: str | None) -> str | None:
     if value is not None and not value.strip():
         raise InvalidInputError("is empty")
@@ -72,6 +101,12 @@ Threshold = Annotated[Annotated[float, AfterValidator(_finite), Field(ge=-1.0, l
 Characters = Annotated[tuple[Annotated[int, Field(ge=0, le=MAX_INDEX)], ...], Field(description=(
     "Scope to memories of these characters (the K of <character_K>)."))]
 When = Annotated[datetime | None, AfterValidator(_utc)]
+AsOf = Annotated[Annotated[str, Field(max_length=200), AfterValidator(_as_of)] | None, Field(description=(
+    "Facts as they held at this point of event time: a date (2023-05-08, its whole day), a time "
+    "(2023-05-08T14:00) or a clip of a source (VIDEO#N). Default: as they hold now. before_clip, since and until "
+    "still choose which clips are evidence; as_of chooses which version of each fact is shown."))]
+AllVersions = Annotated[bool, Field(description=(
+    "Also show versions of facts that a newer fact superseded (each says when)."))]
 Neighbours = Annotated[int, Field(ge=0, le=MAX_NEIGHBOURS)]
 CharId = Annotated[int, Field(ge=0, le=MAX_INDEX, description="The K of a <character_K> tag.")]
 Name = Annotated[str, AfterValidator(_words), Field(min_length=1, max_length=MAX_TEXT, description=(
@@ -139,6 +174,8 @@ class SearchRequest(Request):
     k: K = None
     mode: Mode = "clip"
     threshold: Threshold = None
+    as_of: AsOf = None
+    all_versions: AllVersions = False
 
     @model_validator(mode="after")
     def _window(self) -> SearchRequest:
@@ -180,6 +217,33 @@ class CharacterRequest(Request):
 class TimelineRequest(Request):
     title: ClassVar[str] = "video_timeline request"
     video: VideoId
+
+
+Subject = Annotated[str, AfterValidator(_words), Field(min_length=1, max_length=500, description=(
+    "Who or what the facts are about, as memories name it (\"Mia\", \"Apple Inc.\", <face_3>)."))]
+Attribute = Annotated[Annotated[str, AfterValidator(_words), Field(max_length=500)] | None, Field(description=(
+    "Only this attribute (\"favourite fruit\", \"chief executive officer\"); default: every attribute."))]
+HistoryK = Annotated[int, Field(ge=1, le=MAX_K, description="The most versions returned (oldest first).")]
+
+
+class HistoryRequest(Request):
+    """Every version of one subject's facts in one source, oldest first, with when each held (the history tool)."""
+
+    title: ClassVar[str] = "history request"
+    video: VideoId
+    subject: Subject
+    attribute: Attribute = None
+    k: HistoryK = 100
+
+
+class FactsAboutRequest(Request):
+    """The facts of one source whose subject is one of these names (a multi-hop question's next hop)."""
+
+    title: ClassVar[str] = "facts_about request"
+    video: VideoId
+    subjects: Annotated[tuple[Subject, ...], Field(min_length=1, max_length=50)]
+    all_versions: AllVersions = False
+    k: HistoryK = 20
 
 
 class ListVideosRequest(Request):

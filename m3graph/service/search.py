@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from m3graph.errors import NotFoundError
+from m3graph.fact_versions import VersionView
 from m3graph.graphdb.search import MemorySearch
 from m3graph.graphdb.tags import TAG
 from m3graph.graphdb.types import ClipResult
-from m3graph.service.requests import SearchRequest
+from m3graph.service.requests import SearchRequest, as_of_point
 
+_BEFORE_NEXT = 1e-3  # seconds
 Embed = Callable[[str], list[float]]  # query text -> its vector
 
 
@@ -37,19 +40,36 @@ def scoped_characters(request: SearchRequest) -> list[int]:
     return sorted({*request.characters, *characters_in(request.query)})
 
 
+def version_view(search: MemorySearch, request: SearchRequest) -> VersionView:
+    """Which versions of facts the request shows (`as_of`, `all_versions`; m3graph.fact_versions)."""
+    if request.as_of is None:
+        return VersionView(all_versions=request.all_versions)
+    when, clip = as_of_point(request.as_of)
+    if clip is None:
+        assert when is not None
+        return VersionView(all_versions=request.all_versions, at=when.timestamp())
+    end = search.clip_end(*clip)
+    if end is None:
+        raise NotFoundError(f"as_of: clip {clip[0]}#{clip[1]} does not exist")
+    # The clip's own end is where the next clip starts: as of a clip is just before it.
+    return VersionView(all_versions=request.all_versions, video=clip[0], order=end - _BEFORE_NEXT)
+
+
 def run_search(search: MemorySearch, embed: Embed, request: SearchRequest, exclude: Sequence[str] = ()
                ) -> list[ClipResult]:
     """One search as every front end runs it. `exclude`: clip keys already shown (the controller's paging)."""
+    view = version_view(search, request)
     vector = embed(request.query)
     videos = list(request.videos) if request.videos else None
     chars = scoped_characters(request)
     text = full_text(request.query)
     if request.mode == "node":
         return search.search_node(vector, videos, request.before_clip, k=request.k, characters=chars, text=text,
-                                  since=request.since, until=request.until, threshold=request.threshold)
+                                  since=request.since, until=request.until, threshold=request.threshold,
+                                  view=view)
     return search.search_clip(vector, videos, request.before_clip, exclude=exclude, k=request.k,
                               threshold=request.threshold, characters=chars, text=text, since=request.since,
-                              until=request.until)
+                              until=request.until, view=view)
 
 
-__all__ = ["Embed", "characters_in", "full_text", "run_search", "scoped_characters"]
+__all__ = ["Embed", "characters_in", "full_text", "run_search", "scoped_characters", "version_view"]

@@ -224,6 +224,7 @@ MCP_TOOLS: dict[type[rq.Request], tuple[str, set[str]]] = {
     rq.AskRequest: ("ask", {"rounds", "mode"}),  # the server's configured controller
     rq.CharacterRequest: ("character", set()),
     rq.TimelineRequest: ("video_timeline", set()),
+    rq.HistoryRequest: ("history", set()),
     rq.ListVideosRequest: ("list_videos", set()),
     rq.VoteRequest: ("vote_same", {"verdict"}),  # the tool's name is the verdict
     rq.UndoVoteRequest: ("undo_vote", set()),
@@ -234,6 +235,7 @@ MCP_TOOLS: dict[type[rq.Request], tuple[str, set[str]]] = {
 CLI_COMMANDS: list[tuple[type[rq.Request], tuple[str, ...], dict[str, str], set[str]]] = [
     (rq.SearchRequest, ("search",), {"videos": "videos", "k": "top_k"}, set()),
     (rq.AskRequest, ("ask",), {}, set()),
+    (rq.HistoryRequest, ("history",), {}, set()),
     (rq.StatsRequest, ("stats",), {"video": "video_id"}, set()),
     (rq.DeleteRequest, ("delete", "clip"), {"video": "video_id", "clip": "clip_index"}, {"kind", "char_id"}),
     (rq.DeleteRequest, ("delete", "video"), {"video": "video_id"}, {"kind", "clip", "char_id"}),

@@ -35,8 +35,8 @@ from tests.helpers.graph import wipe
 from tests.helpers.media import make_video
 
 VIDEO = "demo-mcp"
-READ_TOOLS = {"search_memory", "fetch_clip", "character", "list_videos", "video_timeline", "ask", "graph_schema",
-              "read_cypher"}
+READ_TOOLS = {"search_memory", "fetch_clip", "character", "list_videos", "video_timeline", "history", "ask",
+              "graph_schema", "read_cypher"}
 WRITE_TOOLS = {"remember", "ingest_chat", "ingest", "ingest_status", "vote_same", "vote_different", "undo_vote",
                "delete"}
 TOKEN = "test-token-0123456789abcdef"

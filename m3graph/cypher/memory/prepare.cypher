@@ -21,7 +21,7 @@ CALL () {
 }
 CALL () {
   OPTIONAL MATCH (m:Memory {video_id: $video_id}) WHERE $clip_key IN m.support_clips
-  RETURN collect({memory_id: m.memory_id, kind: m.kind, support: m.support_clips}) AS prior
+  RETURN collect({memory_id: m.memory_id, kind: m.kind, support: m.support_clips, slot_key: m.slot_key}) AS prior
 }
 CALL () {
   MATCH (m:Memory {video_id: $video_id}) USING INDEX m:Memory(video_id)

@@ -15,7 +15,11 @@ CALL (c) {
   ORDER BY m.order_in_clip, m.memory_id
   RETURN collect({memory_id: m.memory_id, kind: m.kind, text: m.text, order: m.order_in_clip, chars: chars,
                   source_ids: m.source_ids, event_said: m.event_said,
-                  event_means: m.event_means, event_first: m.event_first, event_last: m.event_last}) AS memories
+                  event_means: m.event_means, event_first: m.event_first, event_last: m.event_last,
+                  video_id: m.video_id, slot_key: m.slot_key, slot_value: m.slot_value, current: m.current,
+                  superseded_note: m.superseded_note, valid_from_order: m.valid_from_order,
+                  valid_to_order: m.valid_to_order, valid_from_at: m.valid_from_at, valid_to_at: m.valid_to_at})
+         AS memories
 }
 RETURN c.video_id AS video_id, c.clip_index AS clip_index, cl.start_s AS start_s, cl.end_s AS end_s,
        cl.started_at AS started_at, memories

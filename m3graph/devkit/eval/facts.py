@@ -177,12 +177,12 @@ def graph_search(service: MemoryService, source: str) -> Search:
 
 
 def graph_about(service: MemoryService, source: str) -> About:
-    """The current facts whose subject is one of the names (`MemoryService.facts_about`)."""
+    """The current facts whose subject is one of the names (`MemoryService.facts_about_results`)."""
 
     def about(subjects: Sequence[str]) -> list[Fact]:
         from m3graph.service.requests import FactsAboutRequest
 
-        return list(service.facts_about(FactsAboutRequest(video_id=source, subjects=tuple(subjects))))
+        return list(service.facts_about_results(FactsAboutRequest(video=source, subjects=tuple(subjects)[:50])))
 
     return about
 

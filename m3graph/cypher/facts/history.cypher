@@ -1,0 +1,15 @@
+// mode: read
+// params: video_id, subject_key, attribute_key, k
+// returns: memory_id, slot_key, slot_subject, slot_attribute, slot_value, negated, current, valid_from_order, valid_to_order, valid_from_at, valid_to_at, superseded_by, superseded_note, support_clips, contradicts
+// Every version of the slots of one subject (optionally one attribute) in one source, oldest first: the
+// `history` tool. A slot key starts "subject · attribute", so the prefix finds the slot(s) by index.
+MATCH (m:Memory {video_id: $video_id})
+WHERE m.slot_key STARTS WITH $subject_key + ' · ' + coalesce($attribute_key, '')
+WITH m ORDER BY m.slot_key, m.valid_from_order[0], m.memory_id LIMIT $k
+OPTIONAL MATCH (m)-[:CONTRADICTS]-(o:Memory)
+RETURN m.memory_id AS memory_id, m.slot_key AS slot_key, m.slot_subject AS slot_subject,
+       m.slot_attribute AS slot_attribute, m.slot_value AS slot_value, m.negated AS negated, m.current AS current,
+       m.valid_from_order AS valid_from_order, m.valid_to_order AS valid_to_order,
+       m.valid_from_at AS valid_from_at, m.valid_to_at AS valid_to_at, m.superseded_by AS superseded_by,
+       m.superseded_note AS superseded_note, m.support_clips AS support_clips,
+       collect(o.memory_id) AS contradicts

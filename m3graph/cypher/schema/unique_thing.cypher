@@ -1,0 +1,2 @@
+// mode: schema
+CREATE CONSTRAINT thing_key IF NOT EXISTS FOR (n:Thing) REQUIRE n.thing_key IS UNIQUE

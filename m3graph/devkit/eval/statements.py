@@ -1,0 +1,119 @@
+"""Accuracy of the statement parser (`m3graph.statements`) on a hand-labelled sample.
+
+Why: a statement's slot decides which older fact it retires, so a wrong slot hides a true fact while a missed
+statement (None) only stays free text. The report therefore keeps the two apart: *precision* is the share of
+parsed statements whose slot (subject key, attribute key, functional) is right, *coverage* the share of
+labelled statements that parse at all. Values, negation and change markers are counted on their own.
+
+The sample (`data/statements.jsonl`) was labelled by hand before the parser was written: 30 lines from
+MemoryAgentBench FactConsolidation, the rest chat and video memories in varied wording, plus sentences that
+must not parse (`"none": true`). Lines with `"split": "after"` were written after the parser, as a small check
+on wording it was not written against.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from m3graph.statements import normalise_name, parse_statement
+
+SAMPLE = Path(__file__).parent / "data" / "statements.jsonl"
+_KEYS = ("subject", "attribute_key", "value", "functional", "negated", "changed")
+
+
+@dataclass
+class StatementReport:
+    expected: int = 0  # labelled statements (a slot is expected)
+    parsed: int = 0  # of those, how many parsed
+    correct_slot: int = 0  # subject key, attribute key and functional all right
+    correct_value: int = 0  # right slot and right value key
+    correct_markers: int = 0  # right slot and right negated/changed
+    wrong_slot: int = 0  # parsed into a wrong slot (the costly error)
+    missed: int = 0  # None where a statement was expected
+    none_expected: int = 0
+    none_correct: int = 0  # None where None was expected
+    false_parse: int = 0  # parsed where None was expected (also a wrong slot)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def precision(self) -> float:
+        """Right slots over everything parsed, including sentences that should not have parsed."""
+        total = self.parsed + self.false_parse
+        return self.correct_slot / total if total else 0.0
+
+    @property
+    def coverage(self) -> float:
+        return self.parsed / self.expected if self.expected else 0.0
+
+
+def _load(path: Path) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+            raise ValueError(f"{path}:{number}: each line must be an object with a text")
+        if not row.get("none") and any(key not in row for key in _KEYS):
+            raise ValueError(f"{path}:{number}: a statement needs {', '.join(_KEYS)}")
+        rows.append(row)
+    return rows
+
+
+def measure(path: Path | None = None, split: str | None = None) -> StatementReport:
+    """Parse every labelled line and count; `split` keeps only lines of that split ("after")."""
+    report = StatementReport()
+    for row in _load(path or SAMPLE):
+        if split is not None and row.get("split") != split:
+            continue
+        text = str(row["text"])
+        got = parse_statement(text)
+        if row.get("none"):
+            report.none_expected += 1
+            if got is None:
+                report.none_correct += 1
+            else:
+                report.false_parse += 1
+                report.errors.append(f"parsed, expected None: {text!r} -> {got.slot_key}")
+            continue
+        report.expected += 1
+        if got is None:
+            report.missed += 1
+            report.errors.append(f"None, expected a statement: {text!r}")
+            continue
+        report.parsed += 1
+        slot = (normalise_name(str(row["subject"])), row["attribute_key"], row["functional"])
+        if (got.subject_key, got.attribute_key, got.functional) != slot:
+            report.wrong_slot += 1
+            report.errors.append(f"wrong slot: {text!r} -> {got.slot_key} (functional {got.functional})")
+            continue
+        report.correct_slot += 1
+        if got.value_key == normalise_name(str(row["value"])):
+            report.correct_value += 1
+        else:
+            report.errors.append(f"wrong value: {text!r} -> {got.value_key!r}")
+        if (got.negated, got.changed) == (row["negated"], row["changed"]):
+            report.correct_markers += 1
+        else:
+            report.errors.append(f"wrong markers: {text!r} -> negated {got.negated}, changed {got.changed}")
+    return report
+
+
+def format_report(report: StatementReport) -> str:
+    lines = [
+        f"statements expected   {report.expected}",
+        f"  parsed              {report.parsed}  (coverage {report.coverage:.1%})",
+        f"  correct slot        {report.correct_slot}",
+        f"  correct value       {report.correct_value}",
+        f"  correct markers     {report.correct_markers}",
+        f"  wrong slot          {report.wrong_slot}",
+        f"  None (missed)       {report.missed}",
+        f"None expected         {report.none_expected}",
+        f"  None correctly      {report.none_correct}",
+        f"  parsed anyway       {report.false_parse}",
+        f"slot precision        {report.precision:.1%}  (right slots / everything parsed)",
+    ]
+    lines += [f"  - {error}" for error in report.errors]
+    return "\n".join(lines)
