@@ -17,7 +17,8 @@ from m3graph.settings import Settings
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--source-id", help="Store every FILE under this source (default: each file's own id or stem).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
-              help="File format; auto picks by extension and content.")
+              help="File format; auto picks by extension and content. facts: a numbered facts list ('N. text' "
+                   "lines, later lines newer), stored as one semantic memory per fact without a model.")
 @click.option("--memorize/--no-llm", "use_model", default=False, show_default=True,
               help="Write each session's memories with the configured model (settings.llm.memorize); without "
                    "it every turn becomes one episodic memory.")
@@ -28,16 +29,18 @@ from m3graph.settings import Settings
 @click.pass_obj
 def ingest_chat(settings: Settings, files: tuple[Path, ...], source_id: str | None, fmt: str, use_model: bool,
                 keep_turns: bool, started_at: datetime | None, as_json: bool) -> None:
-    """Ingest conversations and transcripts: LoCoMo or generic JSON, SRT/WebVTT, "Speaker: text".
+    """Ingest conversations and transcripts: LoCoMo or generic JSON, SRT/WebVTT, "Speaker: text", facts lists.
 
     Every file is parsed and validated before anything is written (a malformed file is reported with its
-    line and nothing is stored). Each session becomes a clip, each turn an episodic memory; sessions already
-    in the graph are skipped, so re-running appends only what is new.
+    line and nothing is stored). Each session becomes a clip, each turn an episodic memory (each fact of a
+    facts list a semantic one); sessions already in the graph are skipped, so re-running appends only what is
+    new.
     """
     from m3graph.cli import _graph
     from m3graph.embedding import text_embedder
     from m3graph.graphdb.types import check_video_id
-    from m3graph.ingest.chat.formats import load_conversation
+    from m3graph.ingest.chat.facts_list import FactsMemorizer
+    from m3graph.ingest.chat.formats import detect_format, load_conversation
     from m3graph.ingest.chat.ingest import ingest_conversation
     from m3graph.ingest.chat.memorize_session import make_session_memorizer
     from m3graph.ingest.chat.parsing import ReadLimits
@@ -45,14 +48,17 @@ def ingest_chat(settings: Settings, files: tuple[Path, ...], source_id: str | No
     if source_id is not None:
         check_video_id(source_id)
     convs = []
+    limits = ReadLimits.of(settings.chat)
     for path in files:
-        conv, _ = load_conversation(path, fmt, source_id, ReadLimits.of(settings.chat))
+        facts = (detect_format(path, limits) if fmt == "auto" else fmt) == "facts"
+        conv, _ = load_conversation(path, fmt, source_id, limits)
         check_video_id(conv.source_id)
         if started_at is not None:
             when = started_at.replace(tzinfo=UTC)
             conv = replace(conv, sessions=tuple(s if s.started_at else replace(s, started_at=when)
                                                 for s in conv.sessions))
-        convs.append(conv)
+        convs.append((conv, facts))
+    use_model = use_model and not all(facts for _, facts in convs)  # facts lists are never memorized by a model
     memorizer = make_session_memorizer(settings, keep_turns) if use_model else None
     if use_model and memorizer is None:
         click.echo("note: no chat model is configured (llm.memorize.backend = none): every turn becomes a memory",
@@ -61,8 +67,8 @@ def ingest_chat(settings: Settings, files: tuple[Path, ...], source_id: str | No
     summaries = []
     try:
         with _graph(settings) as graph:
-            for conv in convs:
-                summary = ingest_conversation(graph, conv, embedder, memorizer)
+            for conv, facts in convs:  # a facts list needs no model: each fact is one semantic memory
+                summary = ingest_conversation(graph, conv, embedder, FactsMemorizer() if facts else memorizer)
                 summaries.append(summary)
                 if not as_json:
                     click.echo(f"{conv.path}: source {summary.source_id}: {len(summary.sessions_written)} sessions "

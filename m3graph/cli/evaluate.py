@@ -264,6 +264,42 @@ def chat_qa(settings: Settings, data_dir: Path | None, per_category: int, conver
         _evaluate(settings, graph, items, out, answerer_spec, fresh, {}, structured)
 
 
+@evaluate.command("facts")
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder of factconsolidation_6k.json (default: ../shared/data/facts).")
+@click.option("--subset", type=click.Choice(["sh", "mh", "both"]), default="both", show_default=True,
+              help="Single-hop, multi-hop or both.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N questions of each subset.")
+@click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT_DIR,
+              show_default=True, help="Where facts-SUBSET.jsonl and facts-summary.json are written.")
+@click.option("--fresh", is_flag=True, help="Delete the stored facts source first, so ingestion is timed again.")
+@click.pass_obj
+def facts(settings: Settings, data_dir: Path | None, subset: str, limit: int | None, out_dir: Path,
+          fresh: bool) -> None:
+    """MemoryAgentBench FactConsolidation: the facts list ingested in order as one source, each question
+    answered by the control model from m3graph's search (chained through the facts' values for multi-hop) and,
+    in the same run, from BM25 over the raw lines (the baseline); scored by SubEM."""
+    from m3graph.devkit.eval.facts import default_data_dir, load_benchmark
+    from m3graph.devkit.eval.facts import run as run_facts
+    from m3graph.graphdb.store import MemoryGraph
+    from m3graph.localserver.server import ensure_server
+
+    bench = load_benchmark(data_dir or default_data_dir())
+    chosen = [bench[s] for s in (("sh", "mh") if subset == "both" else (subset,))]
+
+    def show(record: dict[str, Any]) -> None:
+        mark = "ok " if record["correct"] else "-- "
+        click.echo(f"  {mark}{record['id']} {record['system']}: {record['answer']!r} (gold {record['gold'][0]!r}, "
+                   f"{record['latency_s']:.1f} s)")
+
+    ensure_server(settings)
+    with MemoryGraph.connect(settings) as graph:
+        report = run_facts(settings, graph, chosen, out_dir, limit, fresh=fresh, progress=show)
+    click.echo("\n" + report.ingestion())
+    click.echo(report.table())
+    click.echo(f"results: {out_dir}/facts-*.jsonl, {out_dir}/facts-summary.json")
+
+
 @evaluate.command("statements")
 @click.option("--data", "data", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="A labelled JSONL sample (default: the packaged one).")

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Literal
 
+from m3graph.ingest.chat.facts_list import load_facts_list, looks_like_facts
 from m3graph.ingest.chat.generic_json import load_generic_json
 from m3graph.ingest.chat.locomo import load_locomo, looks_like_locomo
 from m3graph.ingest.chat.model import ChatFormatError, Conversation, EvidenceQuestion
@@ -13,8 +14,8 @@ from m3graph.ingest.chat.parsing import DEFAULT_LIMITS, ReadLimits, read_text
 from m3graph.ingest.chat.subtitles import load_subtitles
 from m3graph.ingest.chat.transcript import load_transcript
 
-Format = Literal["auto", "locomo", "json", "srt", "vtt", "text"]
-FORMATS: tuple[str, ...] = ("auto", "locomo", "json", "srt", "vtt", "text")
+Format = Literal["auto", "locomo", "json", "srt", "vtt", "text", "facts"]
+FORMATS: tuple[str, ...] = ("auto", "locomo", "json", "srt", "vtt", "text", "facts")
 
 
 def detect_format(path: str | Path, limits: ReadLimits = DEFAULT_LIMITS) -> str:
@@ -32,6 +33,8 @@ def detect_format(path: str | Path, limits: ReadLimits = DEFAULT_LIMITS) -> str:
             return "locomo" if looks_like_locomo(json.loads(head)) else "json"
         except json.JSONDecodeError:
             return "json"  # the JSON loader reports the line of the syntax error
+    if looks_like_facts(head):  # every non-blank line "N. text" (after one "...:" header): never a transcript
+        return "facts"
     return "text"
 
 
@@ -48,6 +51,8 @@ def load_conversation(path: str | Path, fmt: str = "auto", source_id: str | None
         return load_locomo(path, source_id, limits)
     if kind == "json":
         return load_generic_json(path, source_id, limits), []
+    if kind == "facts":
+        return load_facts_list(path, source_id, limits), []
     if kind in ("srt", "vtt"):
         return load_subtitles(path, source_id, vtt=kind == "vtt", limits=limits), []
     return load_transcript(path, source_id, limits), []
