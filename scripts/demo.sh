@@ -16,3 +16,7 @@ export OMP_WAIT_POLICY=PASSIVE
 .venv/bin/m3graph ask "Where is the blue notebook?" --video tm-a --trace
 .venv/bin/m3graph ask "Which fruit did someone call their favourite?" --video tm-b --trace
 .venv/bin/m3graph ask "What fruit does Mia like?" --video demo-kitchen --trace
+# A fact that changed (clip 6): what holds now, and what held before (the controller then reads old versions too).
+.venv/bin/m3graph ask "What is Mia's favourite fruit now?" --video demo-kitchen
+.venv/bin/m3graph ask "What was Mia's favourite fruit before?" --video demo-kitchen
+.venv/bin/m3graph history demo-kitchen Mia

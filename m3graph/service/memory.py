@@ -41,7 +41,7 @@ from m3graph.service.requests import (
     UndoVoteRequest,
     VoteRequest,
 )
-from m3graph.service.search import run_search, scoped_characters
+from m3graph.service.search import characters_in, run_search, scoped_characters
 from m3graph.settings import Settings
 from m3graph.statements import normalise_attribute, normalise_name
 
@@ -211,12 +211,23 @@ class MemoryService:
         return plain(out)
 
     # -- facts that change ------------------------------------------------------------------------------
+    def _subject_keys(self, video: str, subject: str) -> list[str]:
+        """The slot subjects a name stands for: the name itself, and where it is a person (`<character_K>` or a
+        name the memories give a character) the face, voice and speaker tags that person's facts are about."""
+        keys = [normalise_name(subject)]
+        chars = characters_in(subject)
+        if not chars:
+            chars = [c for c, _ in self.graph.search.characters_named(subject, [video])[:1]]
+        for entity in self.graph.search.entities_of(chars):
+            keys += [normalise_name(f"<{kind}_{entity}>") for kind in ("face", "voice", "speaker")]
+        return list(dict.fromkeys(keys))
+
     def history(self, request: HistoryRequest) -> dict[str, Any]:
         """One subject's facts in one source, slot by slot, every version oldest first with when it held."""
         self.require_videos([request.video])
-        rows = facts.history(self.graph.ex, request.video, normalise_name(request.subject),
-                                         normalise_attribute(request.attribute) if request.attribute else None,
-                                         request.k)
+        attribute = normalise_attribute(request.attribute) if request.attribute else None
+        rows = [r for key in self._subject_keys(request.video, request.subject)
+                for r in facts.history(self.graph.ex, request.video, key, attribute, request.k)][:request.k]
         slots: dict[str, dict[str, Any]] = {}
         for r in rows:
             slot = slots.setdefault(r["slot_key"], {"slot": r["slot_key"], "subject": r["slot_subject"],

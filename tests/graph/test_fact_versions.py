@@ -152,3 +152,22 @@ def test_search_shows_the_version_valid_as_of_a_clip_and_marks_superseded_ones(g
                                                                          view=VersionView(all_versions=True))
              for m in r.memories}
     assert marks[PEAR] == PEAR and marks[MANGO] == f"{MANGO} (superseded on CLIP_2)"
+
+
+def test_history_lists_every_version_and_facts_about_follows_a_value(graph: MemoryGraph) -> None:
+    from m3graph.service import FactsAboutRequest, HistoryRequest, MemoryService
+
+    _clips(graph)
+    vec = Vectors(graph)
+    for c, t in SCRIPT.items():
+        _write(graph, vec, c, t)
+    _write(graph, vec, 4, "Pear's colour is green.")
+    service = MemoryService(graph.settings, graph, embedder_factory=lambda: None)
+    out = service.history(HistoryRequest(video=VIDEO, subject="Mia", attribute="favorite fruit"))
+    (slot,) = out["slots"]
+    assert [(v["value"], v["current"], v["said_in"]) for v in slot["versions"]] == [
+        ("mango", False, ["CLIP_0"]), ("apple", False, ["CLIP_2"]), ("pear", True, ["CLIP_3"])]
+    assert slot["versions"][0]["superseded"] == "superseded on CLIP_2"
+    hop = service.facts_about_results(FactsAboutRequest(video=VIDEO, subjects=("pear",)))
+    assert [m.text for m in hop] == ["Pear's colour is green."] and hop[0].value == "green"
+    assert service.history(HistoryRequest(video=VIDEO, subject="Nobody"))["slots"] == []
