@@ -49,3 +49,10 @@ def facts_about(ex: Executor, video_id: str, thing_keys: Sequence[str], all_vers
                                            all_versions=all_versions, k=k)]
     by_id = {r["memory_id"]: render_memory(r) for r in ex.read("search/memories_by_id", ids=ids)}
     return [by_id[i] for i in ids if i in by_id]
+
+
+def character_names(ex: Executor, char_ids: Sequence[int]) -> dict[int, str]:
+    """Display names: a character's current name fact, else its speaker's name; characters with neither are left
+    out (callers show `character_K`). A rename is a newer name fact, so the old name stays in `history`."""
+    rows = ex.read("facts/character_names", char_ids=sorted(set(char_ids)))
+    return {r["char_id"]: r["fact_name"] or r["speaker_name"] for r in rows if r["fact_name"] or r["speaker_name"]}

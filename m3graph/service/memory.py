@@ -188,7 +188,8 @@ class MemoryService:
             span["last_clip"] = max(span["last_clip"], m["clip_index"])
         votes = self.graph.vote_history(char_id=view.char_id)
         out: dict[str, Any] = {
-            "char_id": view.char_id, "name": view.name, "aliases": view.aliases,
+            "char_id": view.char_id, "name": facts.character_names(self.graph.ex, [view.char_id]).get(
+                view.char_id, view.name), "aliases": view.aliases,
             "faces": [m["entity_id"] for m in view.members if m["kind"] == "face"],
             "voices": [m["entity_id"] for m in view.members if m["kind"] == "voice"],
             "speakers": [m["entity_id"] for m in view.members if m["kind"] == "speaker"],

@@ -171,3 +171,23 @@ def test_history_lists_every_version_and_facts_about_follows_a_value(graph: Memo
     hop = service.facts_about_results(FactsAboutRequest(video=VIDEO, subjects=("pear",)))
     assert [m.text for m in hop] == ["Pear's colour is green."] and hop[0].value == "green"
     assert service.history(HistoryRequest(video=VIDEO, subject="Nobody"))["slots"] == []
+
+
+def test_a_characters_name_is_its_current_name_fact(graph: MemoryGraph) -> None:
+    from m3graph.service import CharacterRequest, HistoryRequest, MemoryService
+    from tests.helpers.graph import face_cluster, face_dim
+
+    _clips(graph)
+    vec = Vectors(graph)
+    g = rng(3)
+    (face,) = graph.resolve_faces(VIDEO, 0, [face_cluster(0, unit(face_dim(graph), g), g)])
+    tag = f"<face_{face.entity_id}>"
+    service = MemoryService(graph.settings, graph, embedder_factory=lambda: None)
+    char_id = graph.characters_of([face.entity_id])[face.entity_id]
+    assert service.character(CharacterRequest(char_id=char_id))["name"] == f"character_{char_id}"
+    _write(graph, vec, 0, f"{tag}'s name is Mia.")
+    assert service.character(CharacterRequest(char_id=char_id))["name"] == "Mia"
+    _write(graph, vec, 3, f"{tag}'s name is Mia Rossi.")  # a rename is a newer name fact; the old one is kept
+    assert service.character(CharacterRequest(char_id=char_id))["name"] == "Mia Rossi"
+    (slot,) = service.history(HistoryRequest(video=VIDEO, subject=f"<character_{char_id}>"))["slots"]
+    assert [(v["value"], v["current"]) for v in slot["versions"]] == [("Mia", False), ("Mia Rossi", True)]
