@@ -44,6 +44,7 @@ from m3graph.errors import ConfigError, InvalidInputError
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import TAG
 from m3graph.reasoning.attribution import misattributed
+from m3graph.reasoning.durations import DURATION_NOTE, asks_for_duration, duration_answer
 from m3graph.reasoning.llm.base import ChatModel, ChatResult, Message, Usage
 from m3graph.reasoning.memory_tools import MemoryTools, ToolResult, asks_about_the_past, describe
 from m3graph.settings import Settings
@@ -363,7 +364,8 @@ class Controller:
             head = f"Search results for {what}:\n{render_evidence(new, tools.times, tools.dates)}"
         else:
             head = f"The search for {what} found nothing new."
-        return f"{head}\n\nQuestion: {question}"
+        note = f"\n{DURATION_NOTE}" if asks_for_duration(question) else ""
+        return f"{head}\n\nQuestion: {question}{note}"
 
     def _tools(self, question: str, tools: MemoryTools) -> tuple[str | None, Outcome, list[Round]]:
         evidence = Evidence(self.settings.llm.control_evidence_lines)
@@ -422,6 +424,11 @@ class Controller:
                             f"{' and '.join(wrong.speakers)}, none of them about {wrong.person}")
                     rounds.append(Round(step, "answer", wrong.message(), raws, usage, elapsed, note=note))
                     return wrong.message(), "abstained", rounds
+                computed = duration_answer(answer) if asks_for_duration(question) else None
+                if computed is not None:  # the reader gave the two dates; the arithmetic is the tool's
+                    rounds.append(Round(step, "answer", computed, raws, usage, elapsed,
+                                        note=f"date arithmetic on the reader's {answer!r}"))
+                    return computed, "forced" if final else "answered", rounds
                 rounds.append(Round(step, "answer", answer, raws, usage, elapsed))
                 return answer, "forced" if final else "answered", rounds
             if final:

@@ -301,3 +301,19 @@ def test_evidence_shows_each_clip_time_and_session_dates() -> None:
                            {"CLIP_2": "1:00-1:16 of the video", "CLIP_3": "8 May 2023, 13:56"},
                            {"CLIP_3": "8 May 2023"})
     assert text == "CLIP_2 (1:00-1:16 of the video):\n- a\nCLIP_3 (8 May 2023, 13:56):\n- [8 May 2023] b"
+
+
+def test_the_time_between_two_events_is_computed_not_read(demo: DemoResult, memory_graph: MemoryGraph,
+                                                          settings: Settings) -> None:
+    """The reader gives the two dates; the arithmetic is the duration tool's (m3graph/reasoning/durations.py)."""
+    model = ScriptedModel(['{"answer": "7 May 2023 to 28 May 2023", "next_query": null}'])
+    question = "How many days after Jack read the newspaper did Mia eat the mango?"
+    trace = controller(model, memory_graph, settings, mode="tools", prefetch=True).answer(question, [VIDEO])
+    assert trace.answer == "3 weeks (21 days), from 7 May 2023 to 28 May 2023"
+    assert "DATE to DATE" in model.requests[0].last_user
+    assert trace.rounds[-1].note == "date arithmetic on the reader's '7 May 2023 to 28 May 2023'"
+    # A question that is not about the time between two events is answered as the reader wrote it.
+    model = ScriptedModel(['{"answer": "7 May 2023 to 28 May 2023", "next_query": null}'])
+    trace = controller(model, memory_graph, settings, mode="tools", prefetch=True).answer(
+        "When did Mia eat the mango?", [VIDEO])
+    assert trace.answer == "7 May 2023 to 28 May 2023" and "DATE to DATE" not in model.requests[0].last_user
