@@ -2,7 +2,8 @@
 
 The importer (m3graph/ingest/m3_import.py) parses, renumbers and embeds; this module is the only writer of
 what it produced, so the import's write has one implementation behind `MemoryGraph.write_import`. Imported
-clips are complete (they arrive with their memories), so they are marked `memorized` with the write.
+clips are complete (they arrive with their memories), so they are marked `memorized` with the write. Imported
+statements get slots and versions by the same rules as memorized ones (`m3graph.fact_versions`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from m3graph.errors import InvalidInputError
+from m3graph.fact_versions import slot_properties
 from m3graph.graphdb.characters import refresh_characters
 from m3graph.graphdb.clip_state import ClipState, set_states_tx
 from m3graph.graphdb.executor import Tx
+from m3graph.graphdb.facts import refresh_slots
 from m3graph.graphdb.types import ClipInfo, clip_key
 from m3graph.settings import Settings
 
@@ -59,8 +62,13 @@ def write_import_tx(tx: Tx, settings: Settings, rows: ImportRows) -> None:
         tx.run("import/faces", video_id=video_id, entities=batch)
     for batch in _batches(rows.voices):
         tx.run("import/voices", video_id=video_id, entities=batch)
-    for batch in _batches(rows.memories):
+    memories = [r | slot_properties(video_id, r["kind"], r["text"], r["is_equivalence"]) for r in rows.memories]
+    for batch in _batches(memories):
         tx.run("import/memories", video_id=video_id, rows=batch)
+    facts = [r | {"video_id": video_id} for r in memories if r["slot_key"]]
+    for batch in _batches(facts):
+        tx.run("facts/link_things", rows=batch)
+    refresh_slots(tx, video_id, [r["slot_key"] for r in facts], prune=False)
     for batch in _batches([{"key": clip_key(video_id, c.clip_index)} for c in rows.clips]):
         tx.run("clip/refresh_search_text", clip_keys=[r["key"] for r in batch])
     for batch in _batches(rows.votes):

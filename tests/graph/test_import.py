@@ -88,6 +88,10 @@ def test_import_maps_clips_entities_memories_votes_and_characters(
 
     counts = graph.counts(VIDEO)
     assert (counts["Clip"], counts["Memory"], counts["FaceObs"], counts["Utterance"]) == (3, 13, 5, 2)
+    # Imported statements get slots and versions like memorized ones (facts that change).
+    facts = rows(driver, "MATCH (m:Memory {video_id: $v}) WHERE m.slot_key IS NOT NULL "
+                         "RETURN m.slot_key AS slot, m.slot_value AS value, m.current AS current", v=VIDEO)
+    assert {"slot": f"face_{alice} · name", "value": "Alice", "current": True} in facts
     assert (counts["Face"], counts["Voice"], counts["Character"], counts["SAME_AS"], counts["votes"]) == (2, 1, 2, 1, 2)
 
     clips = rows(driver, "MATCH (c:Clip {video_id: $v}) RETURN c.clip_index AS i, c.start_s AS s, c.end_s AS e "
