@@ -40,6 +40,7 @@ from bench.measure import bench_ping
 from bench.run import REPO, git_state
 from m3graph.cypher import query
 from m3graph.fact_versions import statement_of
+from m3graph.graphdb.executor import Tx
 from m3graph.graphdb.facts import history
 from m3graph.graphdb.memories import write_clip_memories
 from m3graph.graphdb.store import MemoryGraph
@@ -110,8 +111,11 @@ def preload(graph: MemoryGraph, n: int, clips_per_source: int, batch: int, rng: 
         graph.ex.write("graph/upsert_clip", clips=[clip_info(vid, c).upsert_params() for c in range(len(clips))])
         for lo in range(0, len(clips), batch):
             part = list(enumerate(clips))[lo:lo + batch]
-            graph.ex.write_tx(lambda tx, part=part, vid=vid: [write_clip_memories(tx, settings, vid, c, mems)
-                                                               for c, mems in part], label="facts_preload")
+
+            def write(tx: Tx, part: list[tuple[int, list[MemoryIn]]] = part, vid: str = vid) -> None:
+                for c, mems in part:
+                    write_clip_memories(tx, settings, vid, c, mems)
+            graph.ex.write_tx(write, label="facts_preload")
         written += sum(len(m) for m in clips)
         sources += 1
         if time.perf_counter() - last > 30:
@@ -126,6 +130,7 @@ def plan_ops(graph: MemoryGraph, name: str, params: dict[str, Any]) -> list[str]
     """The operators (and their index details) of a statement's EXPLAIN on the loaded store."""
     with graph.ex.session() as session:
         plan = session.run("CYPHER replan=force EXPLAIN " + query(name).text, params).consume().plan
+    assert plan is not None  # EXPLAIN always returns one
 
     def walk(p: dict[str, Any]) -> list[str]:
         here = f"{p['operatorType'].split('@')[0]} {p.get('args', {}).get('Details', '')}".strip()
@@ -177,9 +182,9 @@ def measure(graph: MemoryGraph, sources: int, clips_per_source: int, args: argpa
             subject, attr = st.slot_key.split(" · ", 1)
             rows = history(graph.ex, vid, subject, attr, 50)
             current = [r["slot_value"] for r in rows if r["current"]]
-            checked = {"slot": st.slot_key, "versions": len(rows), "current": current,
-                       "superseded": sum(1 for r in rows if r["current"] is False)}
-            if current != [st.value] or checked["superseded"] < 1:
+            superseded = sum(1 for r in rows if r["current"] is False)
+            checked = {"slot": st.slot_key, "versions": len(rows), "current": current, "superseded": superseded}
+            if current != [st.value] or superseded < 1:
                 raise RuntimeError(f"the measured statement did not supersede its slot: {checked}")
     out: dict[str, Any] = {"pairs": args.pairs, "episodic_beside": args.episodic, "superseded_check": checked}
     for kind in ("new", "old"):
