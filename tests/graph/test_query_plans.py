@@ -71,6 +71,7 @@ CALL (vid, ci, c) {
   CREATE (m:Memory {memory_id: c.clip_key + '/m' + toString(j), video_id: vid, clip_index: ci,
                     first_clip: c.clip_key, support_clips: [c.clip_key], support: 1, text: 'memory',
                     kind: CASE WHEN j < $mems * $semantic THEN 'semantic' ELSE 'episodic' END,
+                    slot_key: CASE WHEN j < $mems * $semantic THEN 'person ' + toString(j % 7) + ' · colour' END,
                     is_equivalence: false, entity_ids: [j % 5]})  // no embedding: plans do not depend on it
   CREATE (m)-[:IN_CLIP]->(c)
 }
@@ -115,3 +116,20 @@ def test_query_seeks_an_index(shaped_graph: MemoryGraph, name: str) -> None:
     assert not [op for op, _ in ops if op in ("AllNodesScan", "NodeByLabelScan", "NodeIndexScan")], (name, ops)
     # Every case is per video: the seek must be on a video_id index, not on one that reads all videos (`kind`).
     assert any("Seek" in op and "video_id" in details for op, details in ops), (name, ops)
+
+
+# Facts that change: a slot's history is read on every clip write that states a fact and by the history tool; both
+# must seek the slot index (migration 13), not read every memory of a long source through its video_id.
+SLOT_CASES: dict[str, dict[str, Any]] = {
+    "facts/slot_assertions": {"video_id": "v", "slot_keys": ["person 3 · colour"]},
+    "facts/history": {"video_id": "v", "subject_key": "person 3", "attribute_key": None, "k": 50},
+}
+
+
+@pytest.mark.parametrize("name", sorted(SLOT_CASES))
+def test_slot_queries_seek_the_slot_index(shaped_graph: MemoryGraph, name: str) -> None:
+    with shaped_graph.ex.session() as session:
+        plan = session.run("CYPHER replan=force EXPLAIN " + query(name).text, SLOT_CASES[name]).consume().plan
+    ops = _operators(plan)
+    assert not [op for op, _ in ops if op in ("AllNodesScan", "NodeByLabelScan", "NodeIndexScan")], (name, ops)
+    assert any("Seek" in op and "Memory(slot_key)" in details for op, details in ops), (name, ops)

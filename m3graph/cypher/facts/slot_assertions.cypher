@@ -5,6 +5,7 @@
 // a later clip is newer again), with where that clip sits in its source. graphdb/facts.py orders and walks them.
 UNWIND $slot_keys AS sk
 MATCH (m:Memory {video_id: $video_id, slot_key: sk})
+USING INDEX m:Memory(slot_key)  // not the source's video_id: a long source has many memories
 UNWIND m.support_clips AS ck
 MATCH (c:Clip {clip_key: ck})
 RETURN m.memory_id AS memory_id, m.slot_key AS slot_key, m.value_key AS value_key, m.negated AS negated,
