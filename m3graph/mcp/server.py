@@ -141,6 +141,9 @@ def _read_tools(server: MCPServer, svc: McpService) -> None:
         k: rq.K = None,
         as_of: rq.AsOf = None,
         all_versions: rq.AllVersions = False,
+        since: rq.When = None,
+        until: rq.When = None,
+        characters: rq.Characters = (),
     ) -> dict[str, Any]:
         """Search the memory the way the question-answering controller does: hybrid ranking (meaning, by
         embeddings, fused with keyword BM25), floored so unrelated memories are dropped. Returns clips (source
@@ -149,10 +152,12 @@ def _read_tools(server: MCPServer, svc: McpService) -> None:
         <character_3>"). Pass before_clip to see only what was known at that clip. An empty list means nothing
         in scope matches; rephrase or widen the scope. Facts that changed show their current version; pass
         as_of (a date or VIDEO#N) for the version that held then, all_versions for every version (superseded
-        ones say when), or use the history tool for one subject's versions."""
+        ones say when), or use the history tool for one subject's versions. since/until keep clips that started
+        in that window (ISO times, UTC); characters scopes to those <character_K> ids."""
         with _errors("search_memory"):
             return svc.search(SearchRequest(query=query, videos=videos, before_clip=before_clip, mode=mode, k=k,
-                                            as_of=as_of, all_versions=all_versions))
+                                            as_of=as_of, all_versions=all_versions, since=since, until=until,
+                                            characters=characters))
 
     @_tool(server, READ)
     def fetch_clip(

@@ -100,7 +100,8 @@ Threshold = Annotated[Annotated[float, AfterValidator(_finite), Field(ge=-1.0, l
     "Floor on the vector cosine, -1 to 1 (default: the floor measured for the text model)."))]
 Characters = Annotated[tuple[Annotated[int, Field(ge=0, le=MAX_INDEX)], ...], Field(description=(
     "Scope to memories of these characters (the K of <character_K>)."))]
-When = Annotated[datetime | None, AfterValidator(_utc)]
+When = Annotated[datetime | None, AfterValidator(_utc), Field(description=(
+    "A time (ISO 8601, naive = UTC): since keeps clips that started at or after it, until those before it."))]
 AsOf = Annotated[Annotated[str, Field(max_length=200), AfterValidator(_as_of)] | None, Field(description=(
     "Facts as they held at this point of event time: a date (2023-05-08, its whole day), a time "
     "(2023-05-08T14:00) or a clip of a source (VIDEO#N). Default: as they hold now. before_clip, since and until "

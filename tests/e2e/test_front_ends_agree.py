@@ -219,7 +219,7 @@ def test_a_time_window_scopes_every_front_end_alike(world: World) -> None:
 
 # request -> (MCP tool, its fields deliberately without an argument)
 MCP_TOOLS: dict[type[rq.Request], tuple[str, set[str]]] = {
-    rq.SearchRequest: ("search_memory", {"since", "until", "characters", "threshold"}),  # tags scope; no window
+    rq.SearchRequest: ("search_memory", {"threshold"}),  # the measured floor
     rq.FetchClipRequest: ("fetch_clip", set()),
     rq.AskRequest: ("ask", {"rounds", "mode"}),  # the server's configured controller
     rq.CharacterRequest: ("character", set()),
