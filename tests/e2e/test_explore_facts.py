@@ -1,19 +1,24 @@
 """Facts that change in the explorer, over the real Neo4j through its HTTP pages (FastAPI's test client): the
 search page's as_of and every-version views, a character's fact history, and the correction buttons (CSRF and
-same-origin rules as for votes)."""
+same-origin rules as for votes); and the same correction through the MCP write tool `correct_fact`."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
+import anyio
 import pytest
 from fastapi.testclient import TestClient
+from mcp import Client
 
 from m3graph.explore.app import create_app
 from m3graph.explore.security import csrf_for
 from m3graph.graphdb.store import MemoryGraph
+from m3graph.mcp.server import build_server
+from m3graph.mcp.service import McpService
 from m3graph.service import MemoryService
 from tests.graph.test_fact_versions import VIDEO, Vectors
 from tests.helpers.graph import add_clip, canonical_dump, face_dim, mem, new_face, rng, rows, unit
@@ -107,3 +112,26 @@ def test_a_fact_is_superseded_restored_and_cleared_from_the_explorer(world: Worl
     mango = rows(graph, "MATCH (m:Memory {text: $t}) RETURN m.memory_id AS id", t=world.texts["mango"])[0]["id"]
     world.client.post("/fact/correct", data={**form, "memory_id": mango, "state": "current"}, headers=ORIGIN)
     assert _fruits(_search(world)) == ["mango", "pear"]  # restored beside the newest value
+
+
+def test_the_mcp_write_tool_corrects_a_fact_and_refuses_what_has_no_slot(world: World, graph: MemoryGraph) -> None:
+    pear = rows(graph, "MATCH (m:Memory {text: $t}) RETURN m.memory_id AS id", t=world.texts["pear"])[0]["id"]
+
+    async def calls() -> list[Any]:
+        async with Client(build_server(McpService(graph.settings, graph), allow_writes=True)) as client:
+            out = []
+            for args in ({"memory_id": pear, "state": "superseded", "note": "wrong"},
+                         {"memory_id": pear, "state": "superseded"}, {"memory_id": pear, "state": "sideways"},
+                         {"memory_id": "no-such-memory", "state": "clear"}):
+                result = await client.call_tool("correct_fact", args)
+                out.append((result.is_error, result.structured_content, result.content[0].text))
+            return out
+
+    first, again, bad, missing = anyio.run(calls)
+    assert not first[0] and first[1]["changed"] and first[1]["superseded"] == "superseded by hand"
+    assert not again[0] and not again[1]["changed"]  # idempotent
+    assert bad[0] and "state" in bad[2] and "\n" not in bad[2].strip()
+    assert missing[0] and "does not exist" in missing[2]
+    assert _fruits(_search(world)) == ["apple"]
+    via = rows(graph, "MATCH (m:Memory {memory_id: $id}) RETURN m.manual_via AS via", id=pear)[0]["via"]
+    assert via == "mcp"
