@@ -22,6 +22,15 @@ it, so a fact said again later is newer again):
   surfaced with their dates, nothing is picked silently;
 - anything else (another value; or a polarity flip that says it changed: "no longer", "now", "anymore"): the
   newer version supersedes every current one that states something else (one stating the same stays current).
+
+An analyst's correction (`manual_state` on the memory, `m3graph.graphdb.facts.correct_fact`) is one more input
+of the walk, so it obeys the same any-order rule:
+- "superseded": the memory takes no part in the walk, as if it had never been said: it is never current, holds
+  at no point of event time (an `as_of` search never shows it), supersedes nothing, and the version it had
+  displaced holds again. Its note reads "superseded by hand".
+- "current" (restored): it is walked as usual (it may supersede older versions), but nothing retires it: a newer
+  value opens beside it (both current, as with a contradiction) and supersedes only the others.
+- cleared: the override is gone and the walk gives exactly the computed state again.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from m3graph.statements import Statement, parse_statement
 OPEN = 1.0e18  # the end of a validity that has not ended (Neo4j lists hold no nulls)
 _SPEAKER_TAG = re.compile(r"\s*<speaker_\d+>")
 _ORDER_STEP = 1.0e-4  # memories of one clip that share a start: their order in the clip breaks the tie
+MANUAL_NOTE = "superseded by hand"
 
 
 def statement_of(text: str) -> Statement | None:
@@ -80,6 +90,7 @@ class Assertion:
     negated: bool
     changed: bool
     label: str  # where, for the reader: "8 May 2023" or "CLIP_3"
+    manual: str | None = None  # an analyst's override: "superseded" (never holds) or "current" (never retired)
 
 
 @dataclass
@@ -105,6 +116,11 @@ def walk(assertions: Iterable[Assertion]) -> dict[str, Version]:
     """The versions of ONE slot from its assertions (any order in, the same result out)."""
     events = sorted(assertions, key=lambda a: (a.order, a.memory_id))
     versions: dict[str, Version] = {}
+    for a in events:
+        if a.manual == "superseded":  # as if never said: no interval, no edges; what it displaced holds again
+            versions[a.memory_id] = Version(superseded_note=MANUAL_NOTE)
+    events = [a for a in events if a.manual != "superseded"]
+    pinned = {a.memory_id for a in events if a.manual == "current"}
     claims: dict[str, tuple[str, bool]] = {}
     current: list[str] = []
 
@@ -134,8 +150,9 @@ def walk(assertions: Iterable[Assertion]) -> dict[str, Version]:
             for m in earlier:
                 versions[a.memory_id].contradicts[m] = {"order": a.order[0], "clip_key": a.clip_key}
             continue
-        kept = [m for m in current if claims[m] == claim]  # a restatement of the new claim stays with it
-        current[:] = [m for m in current if claims[m] != claim]
+        # a restatement of the new claim stays with it, and so does a version restored by hand
+        kept = [m for m in current if claims[m] == claim or m in pinned]
+        current[:] = [m for m in current if m not in kept]
         for m in current:
             old = versions[m]
             old.to_order[-1] = a.order[0]
@@ -172,7 +189,8 @@ def _assertion(r: dict[str, Any]) -> Assertion:
     order_in_clip = int(r["order_in_clip"] or 0) if own else 0
     when = datetime.fromtimestamp(at, UTC).strftime("%-d %B %Y") if at is not None else f"CLIP_{r['clip_index']}"
     return Assertion(r["memory_id"], (start + _ORDER_STEP * order_in_clip, int(r["clip_index"]), order_in_clip),
-                     at, r["clip_key"], r["value_key"] or "", bool(r["negated"]), bool(r["changed"]), when)
+                     at, r["clip_key"], r["value_key"] or "", bool(r["negated"]), bool(r["changed"]), when,
+                     r.get("manual"))
 
 
 def version_rows(assertion_rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

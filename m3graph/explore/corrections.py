@@ -1,4 +1,5 @@
-"""Corrections: identity votes (and their undo) and deletions, through the service's typed requests.
+"""Corrections: identity votes (and their undo), facts marked superseded or restored by hand (and cleared), and
+deletions, through the service's typed requests.
 
 A correction made here is the same request the CLI and MCP build, so it is checked and written the same way.
 Every write needs the CSRF field (checked by `Explorer.form`); a deletion also needs its confirmation box.
@@ -13,7 +14,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from m3graph.errors import InvalidInputError, NotFoundError
 from m3graph.explore.context import Explorer, blank_none
-from m3graph.service import DeleteRequest, UndoVoteRequest, VoteRequest
+from m3graph.service import CorrectFactRequest, DeleteRequest, UndoVoteRequest, VoteRequest
 
 log = logging.getLogger(__name__)
 KINDS = ("clip", "video", "character")
@@ -33,6 +34,13 @@ def register(app: FastAPI, ex: Explorer) -> None:
     async def undo(request: Request) -> Response:
         fields = await ex.form(request)
         service.undo_vote(UndoVoteRequest(vote_id=fields.get("vote_id", "")))
+        return ex.back(fields, "/")
+
+    @app.post("/fact/correct")
+    async def correct_fact(request: Request) -> Response:
+        fields = await ex.form(request)
+        service.correct_fact(CorrectFactRequest(memory_id=fields.get("memory_id", ""), state=fields.get("state", ""),
+                                                note=blank_none(fields.get("note"))), via="explorer")
         return ex.back(fields, "/")
 
     @app.get("/delete/{kind}/{ident:path}", response_class=HTMLResponse)

@@ -1,4 +1,5 @@
-"""Reading pages: sources, a source's timeline, a clip, a character (with its correction form), the graph view.
+"""Reading pages: sources, a source's timeline, a clip, a character (with its correction form and the history of
+its facts), the graph view.
 
 The pages show what the service returns (list_videos, video_timeline, fetch_clip) or its named reads
 (`m3graph.service.reads`: characters, a character's evidence, the graph neighbourhood); the few page-only reads
@@ -16,7 +17,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from m3graph.explore.assets import BUNDLE
 from m3graph.explore.context import Explorer, Id
 from m3graph.explore.media import servable
-from m3graph.service import FetchClipRequest, ListVideosRequest, TimelineRequest, reads
+from m3graph.service import FetchClipRequest, HistoryRequest, ListVideosRequest, TimelineRequest, reads
 from m3graph.service.requests import MAX_INDEX
 
 ClipBound = Annotated[int, Query(ge=0, le=MAX_INDEX)]
@@ -29,15 +30,23 @@ def _first(values: list[Any]) -> Any:
     return values[0] if values else None
 
 
-def pickers(ex: Explorer, view: reads.CharacterView, video: str) -> dict[str, Any]:
+def pickers(ex: Explorer, view: reads.CharacterView, video: str, videos: list[str]) -> dict[str, Any]:
     """The correction form's choices: this character's members (with a crop) and the other faces and voices of
-    one of its sources, each with its character and a crop or first words."""
-    videos = [r["video_id"] for r in ex.graph.ex.read("explore/character_videos", char_id=view.char_id)]
+    one of its sources (`videos`: where it was seen or heard), each with its character and a crop or first
+    words."""
     chosen = video if video in videos else _first(videos)
     others = [] if chosen is None else [
         r for r in ex.graph.ex.read("explore/video_entities", video_id=chosen, limit=MAX_PICKER_ENTITIES)
         if r["char_id"] != view.char_id]
     return {"pick_videos": videos, "pick_video": chosen, "others": others}
+
+
+def fact_history(ex: Explorer, view: reads.CharacterView, seen_in: list[str]) -> list[dict[str, Any]]:
+    """The history tool's answer for this person in each source that saw, heard or mentions them (slot ->
+    versions, oldest first), sources without facts left out: the same read the CLI and MCP `history` give."""
+    sources = sorted(set(seen_in) | {m["video_id"] for m in view.memories})
+    found = [ex.service.history(HistoryRequest(video=v, subject=f"<character_{view.char_id}>")) for v in sources]
+    return [h for h in found if h["slots"]]
 
 
 def register(app: FastAPI, ex: Explorer) -> None:
@@ -73,7 +82,9 @@ def register(app: FastAPI, ex: Explorer) -> None:
         if view.char_id != char_id:  # an alias: show the surviving character under its own id
             return RedirectResponse(f"/character/{view.char_id}", status_code=303)
         history = graph.vote_history(char_id=view.char_id)
-        return ex.page(request, "character.html", c=view, history=history, **pickers(ex, view, video))
+        seen_in = [r["video_id"] for r in graph.ex.read("explore/character_videos", char_id=view.char_id)]
+        return ex.page(request, "character.html", c=view, history=history, facts=fact_history(ex, view, seen_in),
+                       **pickers(ex, view, video, seen_in))
 
     @app.get("/graph/{video_id}", response_class=HTMLResponse)
     def graph_page(request: Request, video_id: str, start: ClipBound = 0, end: ClipBound | None = None,

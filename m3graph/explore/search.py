@@ -2,7 +2,9 @@
 
 The clips are the service's: for the same question the CLI, MCP and controller find the same ones in the same
 order (tests/e2e/test_front_ends_agree.py); `<character_K>` in the query scopes the search to that person, and
-since/until to a time window. That order is the search's ranking, best first: each clip shows the fused relevance
+since/until to a time window; `as_of` (a date or VIDEO#N) shows the version of each fact that held then and
+`all_versions` every version, a superseded one marked with when (or that an analyst superseded it by hand, with a
+button to undo that: `corrections`). That order is the search's ranking, best first: each clip shows the fused relevance
 it was ranked by (and its best memory's cosine, which alone would not explain the order). Ask is offered only
 when `m3graph explore` found a configured chat model (no model, no box).
 """
@@ -36,16 +38,19 @@ def register(app: FastAPI, ex: Explorer) -> None:
 
     @app.get("/search", response_class=HTMLResponse)
     def search(request: Request, q: str = "", video: str = "", before_clip: str = "", mode: str = "clip",
-               since: str = "", until: str = "") -> Response:
+               since: str = "", until: str = "", as_of: str = "", all_versions: str = "") -> Response:
         results: list[Any] = []
         if q.strip():
             query = SearchRequest(query=q, videos=(video,) if video else None, before_clip=blank_none(before_clip),
-                                  mode=mode, since=blank_none(since), until=blank_none(until))
+                                  mode=mode, since=blank_none(since), until=blank_none(until),
+                                  as_of=blank_none(as_of), all_versions=blank_none(all_versions) or False)
             results = shown(service.search_results(query))
         elif mode not in ("clip", "node"):
             raise InvalidInputError(f"mode must be 'clip' or 'node', got {mode!r}")
+        here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return ex.page(request, "search.html", q=q, video=video, before_clip=before_clip, mode=mode, since=since,
-                       until=until, results=results, videos=videos(), trace=None)
+                       until=until, as_of=as_of, all_versions=bool(blank_none(all_versions)), results=results,
+                       videos=videos(), trace=None, here=here)
 
     @app.post("/ask", response_class=HTMLResponse)
     async def ask(request: Request) -> Response:
@@ -57,4 +62,5 @@ def register(app: FastAPI, ex: Explorer) -> None:
                            before_clip=blank_none(before_raw))
         trace = service.answer(asked).to_dict()
         return ex.page(request, "search.html", q=asked.question, video=video, before_clip=before_raw, mode="clip",
-                       since="", until="", results=[], videos=videos(), trace=trace)
+                       since="", until="", as_of="", all_versions=False, results=[], videos=videos(), trace=trace,
+                       here="/search")

@@ -3,15 +3,19 @@
 `refresh_slots` is called by every write that can change a slot's history: a clip's memories
 (`memories.write_clip_memories`), a deleted clip or character (`deletion`). It reads the slots' assertions,
 walks each slot, writes the versions and drops named things no fact refers to any more, all in the caller's
-transaction. `history` and `facts_about` read a subject's versions (the history tool) and the facts about named
-things (a multi-hop question's next hop).
+transaction. `correct_fact` is the analyst's override of one version (the rule: `m3graph.fact_versions`), written
+and recomputed in one transaction like every other write. `history` and `facts_about` read a subject's versions
+(the history tool) and the facts about named things (a multi-hop question's next hop).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, Literal
 
+from m3graph.errors import InvalidInputError, NotFoundError
 from m3graph.fact_versions import version_rows
 from m3graph.graphdb.executor import Executor, Tx
 from m3graph.graphdb.search import render_memory
@@ -30,6 +34,34 @@ def refresh_slots(tx: Tx, video_id: str, slot_keys: Sequence[str | None], prune:
     if prune:
         tx.run("facts/orphan_things", video_id=video_id)
     return len(rows)
+
+
+FactState = Literal["superseded", "current", "clear"]
+
+
+def correct_fact(ex: Executor, memory_id: str, state: FactState, note: str | None = None, via: str = "manual"
+                 ) -> dict[str, Any]:
+    """Marks one fact superseded, restores it ("current") or clears the mark, then recomputes its slot, in one
+    write transaction. Idempotent: the same state again changes nothing (`changed` False). Nothing is deleted."""
+    if state not in ("superseded", "current", "clear"):
+        raise InvalidInputError(f"fact state {state!r}: expected 'superseded', 'current' or 'clear'")
+    at = datetime.now(UTC)
+    entry = json.dumps({"at": at.isoformat(), "state": state, "via": via, "note": note}, ensure_ascii=False)
+
+    def work(tx: Tx) -> dict[str, Any]:
+        row = tx.single("facts/correct", memory_id=memory_id, state=state, note=note, via=via, at=at, entry=entry)
+        if row is None:
+            raise NotFoundError(f"memory {memory_id!r} does not exist")
+        if row["slot_key"] is None:
+            raise InvalidInputError(f"memory {memory_id!r} states no fact with a slot; only such facts have versions")
+        if row["changed"]:
+            refresh_slots(tx, row["video_id"], [row["slot_key"]], prune=False)
+        now = tx.one("facts/version_of", memory_id=memory_id)
+        return {"memory_id": memory_id, "video": row["video_id"], "slot": row["slot_key"], "state": state,
+                "changed": bool(row["changed"]), "previous": row["before"] or "clear", "current": bool(now["current"]),
+                **({"superseded": now["superseded_note"]} if now["superseded_note"] else {})}
+
+    return ex.write_tx(work, label="correct_fact")
 
 
 def history(ex: Executor, video_id: str, subject_key: str, attribute_key: str | None, k: int

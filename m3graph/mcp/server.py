@@ -29,6 +29,7 @@ from m3graph.service.output import one_line
 from m3graph.service.requests import (
     AskRequest,
     CharacterRequest,
+    CorrectFactRequest,
     DeleteRequest,
     FetchClipRequest,
     HistoryRequest,
@@ -331,6 +332,16 @@ def _write_tools(server: MCPServer, svc: McpService) -> None:
         harmless."""
         with _errors("undo_vote"):
             return svc.undo_vote(UndoVoteRequest(vote_id=vote_id))
+
+    @_tool(server, WRITE)
+    def correct_fact(memory_id: rq.MemoryId, state: rq.FactState,
+                     note: rq.FactNote = None) -> dict[str, Any]:
+        """Correct one version of a fact by hand (its memory_id from history): 'superseded' when it does not
+        hold (the version it displaced holds again), 'current' to keep it holding whatever newer value comes,
+        'clear' to undo either. Only facts with a slot (those history lists) can be corrected; repeating a
+        correction changes nothing. Returns whether it changed anything and whether the fact holds now."""
+        with _errors("correct_fact"):
+            return svc.correct_fact(CorrectFactRequest(memory_id=memory_id, state=state, note=note), "mcp")
 
     @_tool(server, DESTROY)
     def delete(

@@ -18,6 +18,7 @@ from m3graph.service.memory import MemoryService
 from m3graph.service.requests import (
     AskRequest,
     CharacterRequest,
+    CorrectFactRequest,
     DeleteRequest,
     FactsAboutRequest,
     FetchClipRequest,
@@ -32,7 +33,8 @@ from m3graph.service.requests import (
 )
 from m3graph.service.search import run_search
 
-__all__ = ["AskRequest", "CharacterRequest", "DeleteRequest", "FactsAboutRequest", "FetchClipRequest",
+__all__ = ["AskRequest", "CharacterRequest", "CorrectFactRequest", "DeleteRequest", "FactsAboutRequest",
+           "FetchClipRequest",
            "HistoryRequest", "IngestStatusRequest",
            "ListVideosRequest", "MemoryService", "SearchRequest", "StatsRequest", "TimelineRequest",
            "UndoVoteRequest", "VoteRequest", "run_search"]

@@ -29,6 +29,7 @@ from m3graph.service.output import plain
 from m3graph.service.requests import (
     AskRequest,
     CharacterRequest,
+    CorrectFactRequest,
     DeleteRequest,
     FactsAboutRequest,
     FetchClipRequest,
@@ -237,7 +238,9 @@ class MemoryService:
                 "memory_id": r["memory_id"], "value": r["slot_value"], "negated": bool(r["negated"]),
                 "current": bool(r["current"]), "said_in": [_clip_label(k) for k in r["support_clips"] or []],
                 **({"superseded": r["superseded_note"]} if r["superseded_note"] else {}),
-                **({"contradicts": r["contradicts"]} if r["contradicts"] else {})})
+                **({"contradicts": r["contradicts"]} if r["contradicts"] else {}),
+                **({"manual": {"state": r["manual_state"], "note": r["manual_note"], "via": r["manual_via"],
+                               "at": r["manual_at"]}} if r["manual_state"] else {})})
         return plain({"video": request.video, "subject": request.subject, "slots": list(slots.values())})
 
     def facts_about_results(self, request: FactsAboutRequest) -> list[RenderedMemory]:
@@ -274,6 +277,10 @@ class MemoryService:
         record = self.graph.vote_identity(a, b, request.verdict, note=request.note or source_note, source="manual")
         chars = self.graph.characters_of([a, b])
         return plain({"vote": record, "characters": {str(a): chars.get(a), str(b): chars.get(b)}})
+
+    def correct_fact(self, request: CorrectFactRequest, via: str = "manual") -> dict[str, Any]:
+        """Marks one fact superseded, restores it, or clears the mark (`m3graph.graphdb.facts.correct_fact`)."""
+        return plain(facts.correct_fact(self.graph.ex, request.memory_id, request.state, request.note, via))
 
     def undo_vote(self, request: UndoVoteRequest) -> dict[str, Any]:
         undone = self.graph.undo_vote(request.vote_id)

@@ -247,6 +247,24 @@ class FactsAboutRequest(Request):
     k: HistoryK = 20
 
 
+MemoryId = Annotated[str, AfterValidator(_words), Field(min_length=1, max_length=500, description=(
+    "A fact's memory_id (from history)."))]
+FactState = Annotated[Literal["superseded", "current", "clear"], Field(description=(
+    "'superseded': the fact does not hold (as if never said; the version it displaced holds again); 'current': "
+    "it holds, whatever newer value comes; 'clear': back to what the sources say."))]
+FactNote = Annotated[Annotated[str, Field(max_length=MAX_TEXT)] | None, Field(description=(
+    "Why (kept with the correction and in its log)."))]
+
+
+class CorrectFactRequest(Request):
+    """An analyst's correction of one version of a fact (the rule: `m3graph.fact_versions`); undone by 'clear'."""
+
+    title: ClassVar[str] = "correct_fact request"
+    memory_id: MemoryId
+    state: FactState
+    note: FactNote = None
+
+
 class ListVideosRequest(Request):
     title: ClassVar[str] = "list_videos request"
 
@@ -292,6 +310,7 @@ class IngestStatusRequest(Request):
     job_id: JobId = None
 
 
-__all__ = ["MAX_INDEX", "MAX_NEIGHBOURS", "MAX_ROUNDS", "AskRequest", "CharacterRequest", "DeleteRequest",
+__all__ = ["MAX_INDEX", "MAX_NEIGHBOURS", "MAX_ROUNDS", "AskRequest", "CharacterRequest", "CorrectFactRequest",
+           "DeleteRequest",
            "FetchClipRequest", "IngestStatusRequest", "ListVideosRequest", "Request", "SearchRequest",
            "StatsRequest", "TimelineRequest", "UndoVoteRequest", "VoteRequest"]

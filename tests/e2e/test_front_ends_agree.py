@@ -228,6 +228,7 @@ MCP_TOOLS: dict[type[rq.Request], tuple[str, set[str]]] = {
     rq.ListVideosRequest: ("list_videos", set()),
     rq.VoteRequest: ("vote_same", {"verdict"}),  # the tool's name is the verdict
     rq.UndoVoteRequest: ("undo_vote", set()),
+    rq.CorrectFactRequest: ("correct_fact", set()),
     rq.DeleteRequest: ("delete", set()),
     rq.IngestStatusRequest: ("ingest_status", set()),
 }

@@ -38,7 +38,7 @@ VIDEO = "demo-mcp"
 READ_TOOLS = {"search_memory", "fetch_clip", "character", "list_videos", "video_timeline", "history", "ask",
               "graph_schema", "read_cypher"}
 WRITE_TOOLS = {"remember", "ingest_chat", "ingest", "ingest_status", "vote_same", "vote_different", "undo_vote",
-               "delete"}
+               "correct_fact", "delete"}
 TOKEN = "test-token-0123456789abcdef"
 ENTRY = [sys.executable, "-m", "m3graph.cli"]
 SCRIPTED_ANSWER = {"answer": "mangoes", "next_query": None}
