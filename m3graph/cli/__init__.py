@@ -182,6 +182,21 @@ def history(settings: Settings, video: str, subject: str, attribute: str | None,
             click.echo(f"  - {not_}{v['value']}  (said in {said}; {state}{extra})")
 
 
+@main.command("correct-fact")
+@click.argument("memory_id")
+@click.argument("state", type=click.Choice(["superseded", "current", "clear"]))
+@click.option("--note", default=None, help="Why (kept in the memory's manual_log).")
+@click.pass_obj
+def correct_fact(settings: Settings, memory_id: str, state: str, note: str | None) -> None:
+    """Mark one version of a fact superseded, restore it (current), or clear the mark (docs/facts.md)."""
+    from m3graph.service import CorrectFactRequest
+
+    request = CorrectFactRequest(memory_id=memory_id, state=state, note=note)
+    with _graph(settings) as graph:
+        click.echo(json.dumps(_service(settings, graph).correct_fact(request, via="cli"), ensure_ascii=False,
+                              indent=2, default=str))
+
+
 @main.command()
 @click.option("--video", "video_id", default=None, help="Video id for the generated memory.")
 @click.pass_obj

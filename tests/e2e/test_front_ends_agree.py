@@ -237,6 +237,7 @@ CLI_COMMANDS: list[tuple[type[rq.Request], tuple[str, ...], dict[str, str], set[
     (rq.SearchRequest, ("search",), {"videos": "videos", "k": "top_k"}, set()),
     (rq.AskRequest, ("ask",), {}, set()),
     (rq.HistoryRequest, ("history",), {}, set()),
+    (rq.CorrectFactRequest, ("correct-fact",), {}, set()),
     (rq.StatsRequest, ("stats",), {"video": "video_id"}, set()),
     (rq.DeleteRequest, ("delete", "clip"), {"video": "video_id", "clip": "clip_index"}, {"kind", "char_id"}),
     (rq.DeleteRequest, ("delete", "video"), {"video": "video_id"}, {"kind", "clip", "char_id"}),

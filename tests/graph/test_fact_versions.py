@@ -191,3 +191,26 @@ def test_a_characters_name_is_its_current_name_fact(graph: MemoryGraph) -> None:
     assert service.character(CharacterRequest(char_id=char_id))["name"] == "Mia Rossi"
     (slot,) = service.history(HistoryRequest(video=VIDEO, subject=f"<character_{char_id}>"))["slots"]
     assert [(v["value"], v["current"]) for v in slot["versions"]] == [("Mia", False), ("Mia Rossi", True)]
+
+
+def test_the_cli_corrects_a_fact_and_shows_its_history(graph: MemoryGraph) -> None:
+    from click.testing import CliRunner
+
+    from m3graph.cli import main
+
+    _clips(graph)
+    vec = Vectors(graph)
+    for c, t in SCRIPT.items():
+        _write(graph, vec, c, t)
+    (pear,) = rows(graph, "MATCH (m:Memory {text: $t}) RETURN m.memory_id AS id", t=PEAR)
+    runner = CliRunner()
+    out = runner.invoke(main, ["correct-fact", pear["id"], "superseded", "--note", "misheard"], obj=graph.settings,
+                        catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    assert _current(graph) == {APPLE}  # the version it displaced holds again
+    out = runner.invoke(main, ["history", VIDEO, "Mia"], obj=graph.settings, catch_exceptions=False)
+    assert out.exit_code == 0 and "apple  (said in CLIP_2; now)" in out.output, out.output
+    bad = runner.invoke(main, ["correct-fact", pear["id"], "maybe"], obj=graph.settings)
+    assert bad.exit_code == 2  # click refuses the state before anything is read
+    runner.invoke(main, ["correct-fact", pear["id"], "clear"], obj=graph.settings, catch_exceptions=False)
+    assert _current(graph) == {PEAR}
