@@ -128,7 +128,7 @@ def voices_cmd(data: Path, media: Path, full: bool, embedders: tuple[str, ...], 
     for base, method in ((b, m) for b in variants for m in ("legacy", "pooled")):
         variant = with_perception(base, voice_turns=method)
         for dataset in ("phone", "ami"):
-            s = score_pipeline(media, variant, dataset, variant.voice_match_threshold)
+            s = score_pipeline(media, variant, dataset, variant.voice_match_threshold, split)
             click.echo(f"| {base.perception.speaker_embedder} | {method} | {dataset} | "
                        f"{s.within.precision:.3f} / {s.within.recall:.3f} / "
                        f"{s.within.f1:.3f} | {s.within_bcubed.f1:.3f} | {s.across.precision:.3f} / "

@@ -250,15 +250,19 @@ def _pipeline_turns(audio: np.ndarray, settings: Settings) -> tuple[list[tuple[f
     return spans, vectors, cluster_turns(vectors, spans, settings)
 
 
-def score_pipeline(media_dir: Path, settings: Settings, dataset: str, identity_threshold: float) -> PipelineScore:
-    """Run VAD + turns + clustering (no ASR) per recording; join clusters across recordings at the threshold."""
+def score_pipeline(media_dir: Path, settings: Settings, dataset: str, identity_threshold: float,
+                   split: str = "all") -> PipelineScore:
+    """Run VAD + turns + clustering (no ASR) per recording; join clusters across recordings at the threshold.
+
+    `split` keeps the recordings of one half (split_recordings), so a threshold chosen on "choose" is scored on
+    recordings it was not chosen on."""
     from m3graph.perception.vad import SAMPLE_RATE, load_audio
 
     within_pred: list[object | None] = []
     within_true: list[object | None] = []
     centroids, cluster_keys, recs = [], [], []
     per_frame: list[tuple[int, list[object | None], list[object | None]]] = []
-    for k, (name, wav, turns) in enumerate(recordings(media_dir)):
+    for k, (name, wav, turns) in enumerate(split_recordings(recordings(media_dir), split)):
         if name != dataset:
             continue
         audio = load_audio(wav)

@@ -97,7 +97,8 @@ def test_refuses_missing_or_altered_files(tmp_path: Path, model_dir: Path) -> No
 
 
 def test_settings_follow_the_embedder() -> None:
-    res, cam = Settings(), Settings(perception=PerceptionConfig(speaker_embedder="campplus"))
+    res = Settings(perception=PerceptionConfig(speaker_embedder="resemblyzer"))
+    cam = Settings(perception=PerceptionConfig(speaker_embedder="campplus"))
     assert res.identity.voice_dim == 256 and cam.identity.voice_dim == 192
     assert cam.voice_match_threshold == MODEL_THRESHOLDS["campplus"] < res.voice_match_threshold
     assert cam.perception.voice_cluster_threshold == VOICE_CLUSTER_THRESHOLDS["campplus"]

@@ -4,9 +4,9 @@ Speech is synthesised per session with espeak-ng and converted by sox (both Debi
 and nothing is downloaded: every model runs from weights shipped in its wheel. Three clearly different synthetic
 voices stand in for people; A and C (two male variants) are the hard pair (utterance cosine up to 0.80).
 
-Clustering runs at voice_cluster_threshold 0.80, not the settings default 0.75: with Resemblyzer the A/C cross
-cosine reaches 0.75-0.80 on single utterances, and the default only separates them in this clip because average
-linkage over the two A lines brings it to 0.74 (see the measurement test below and the report to the maintainers).
+Every pipeline test runs with both speaker embedders: CAM++ (the default) at its own thresholds, and Resemblyzer at
+voice_cluster_threshold 0.80 (its VOICE_CLUSTER_THRESHOLDS value): with Resemblyzer the A/C cross cosine reaches
+0.75-0.80 on single utterances (see the measurement test below).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import soundfile as sf  # noqa: E402
 
 from m3graph.errors import ConfigError, InvalidInputError
 from m3graph.graphdb.types import VoiceCluster
-from m3graph.settings import IdentityConfig, PerceptionConfig, Settings
+from m3graph.settings import MODEL_THRESHOLDS, VOICE_DIMS, IdentityConfig, PerceptionConfig, Settings
 
 if shutil.which("espeak-ng") is None or shutil.which("sox") is None:
     raise RuntimeError("espeak-ng and sox are needed to synthesise test speech (scripts/setup.sh installs them)")
@@ -64,6 +64,14 @@ MEASURE_SENTENCES = [
 CLIP_START_S = 120.0
 TOLERANCE_S = 0.4
 THRESHOLD = 0.80  # the Resemblyzer threshold recommended by the measurement below
+# CAM++ at its thresholds chosen on real speech (identity 0.45, clustering 0.40) does not tell espeak voices A and C
+# apart: two male variants of one formant synthesiser score cosine 0.48 on average (max 0.57) with CAM++, above those
+# thresholds, although CAM++ separates them by a wider gap than Resemblyzer (same voice >= 0.78 vs different <= 0.57;
+# Resemblyzer 0.81 vs 0.79). The tests that need A and C apart are strict xfails for CAM++ (issue 20).
+CAMPPLUS_AC = pytest.mark.xfail(strict=True, reason="issue 20: CAM++ scores espeak voices A/C at cosine 0.48-0.57, "
+                                "above its real-speech thresholds 0.40/0.45")
+EMBEDDERS = {"campplus": PerceptionConfig(speaker_embedder="campplus"),
+             "resemblyzer": PerceptionConfig(speaker_embedder="resemblyzer", voice_cluster_threshold=THRESHOLD)}
 _NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
 NUMBERS = {str(i): w for i, w in enumerate(_NUMBER_WORDS)}
 
@@ -130,9 +138,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
     return Corpus(clip, lines, utterances, root)
 
 
-@pytest.fixture(scope="session")
-def voice_settings() -> Settings:
-    return Settings(perception=PerceptionConfig(voice_cluster_threshold=THRESHOLD))
+@pytest.fixture(scope="session", params=sorted(EMBEDDERS))
+def voice_settings(request: pytest.FixtureRequest) -> Settings:
+    return Settings(perception=EMBEDDERS[request.param])
 
 
 @pytest.fixture(scope="session")
@@ -157,7 +165,10 @@ def test_vad_finds_the_four_lines(corpus: Corpus, voice_settings: Settings) -> N
         assert abs(seg.end_s - line.end_s) <= TOLERANCE_S, (seg, line)
 
 
-def test_three_speakers_with_both_a_lines_together(corpus: Corpus, clip_result: list[VoiceCluster]) -> None:
+def test_three_speakers_with_both_a_lines_together(corpus: Corpus, clip_result: list[VoiceCluster],
+                                                   voice_settings: Settings, request: pytest.FixtureRequest) -> None:
+    if voice_settings.perception.speaker_embedder == "campplus":
+        request.applymarker(CAMPPLUS_AC)
     assert [c.label for c in clip_result] == [0, 1, 2]
     line_cluster = {_line_of(corpus, u.start_s, u.end_s): c.label for c in clip_result for u in c.utterances}
     assert sorted(line_cluster) == [0, 1, 2, 3], "one utterance per line"
@@ -185,8 +196,9 @@ def test_timestamps_are_absolute(corpus: Corpus, clip_result: list[VoiceCluster]
 
 
 def test_embeddings_are_unit_vectors(clip_result: list[VoiceCluster], voice_settings: Settings) -> None:
+    dim = VOICE_DIMS[voice_settings.perception.speaker_embedder]
     for u in (u for c in clip_result for u in c.utterances):
-        assert len(u.embedding) == voice_settings.identity.voice_dim == 256
+        assert len(u.embedding) == voice_settings.identity.voice_dim == dim
         assert float(np.linalg.norm(u.embedding)) == pytest.approx(1.0, abs=1e-5)
 
 
@@ -263,9 +275,12 @@ def test_one_voice_is_not_split(corpus: Corpus, voice_settings: Settings, tmp_pa
     assert len(clusters) == 1 and len(clusters[0].utterances) == 1
 
 
-def test_voice_separation_measurement(corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
-    """Same-voice vs different-voice cosine over 5 sentences per voice; prints the numbers behind THRESHOLD."""
-    embedder = speaker_embedder("resemblyzer")
+@pytest.mark.parametrize("name", [pytest.param("campplus", marks=CAMPPLUS_AC), "resemblyzer"])
+def test_voice_separation_measurement(corpus: Corpus, name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Same-voice vs different-voice cosine over 5 sentences per voice; prints the numbers behind the embedder's
+    identity threshold (MODEL_THRESHOLDS: CAM++ 0.45, Resemblyzer 0.80 = THRESHOLD)."""
+    embedder = speaker_embedder(name)
+    threshold = MODEL_THRESHOLDS[name]
     vectors = {k: embedder.embed(_trimmed(v), SAMPLE_RATE) for k, v in corpus.utterances.items()}
     same: list[float] = []
     diff: list[float] = []
@@ -274,11 +289,14 @@ def test_voice_separation_measurement(corpus: Corpus, capsys: pytest.CaptureFixt
     pairs = {p: [float(vectors[(p[0], i)] @ vectors[(p[1], j)]) for i in range(5) for j in range(5)]
              for p in ("AB", "AC", "BC")}
     with capsys.disabled():
-        print(f"\nResemblyzer cosine, same voice: n={len(same)} mean {np.mean(same):.3f} min {min(same):.3f}; "
+        print(f"\n{name} cosine, same voice: n={len(same)} mean {np.mean(same):.3f} min {min(same):.3f}; "
               f"different voices: n={len(diff)} mean {np.mean(diff):.3f} max {max(diff):.3f}; "
               + ", ".join(f"{p} mean {np.mean(v):.3f} max {max(v):.3f}" for p, v in pairs.items()), file=sys.stderr)
-    assert min(same) > THRESHOLD > max(diff)
-    assert max(diff) > 0.6, "the paper's ERes2NetV2 threshold 0.6 would merge different Resemblyzer voices"
+    assert min(same) > max(diff)  # some threshold separates the three voices
+    assert min(same) > threshold > max(diff)
+    if name == "resemblyzer":
+        assert threshold == THRESHOLD
+        assert max(diff) > 0.6, "the paper's ERes2NetV2 threshold 0.6 would merge different Resemblyzer voices"
 
 
 # ------------------------------------------------------------------------------------------ configuration errors
@@ -321,7 +339,7 @@ def test_english_only_model_refuses_other_languages(corpus: Corpus) -> None:
 
 def test_voice_dim_must_match_the_embedder(corpus: Corpus) -> None:
     with pytest.raises(ConfigError, match="voice_dim"):
-        perceive_voices(corpus.clip, Settings(identity=IdentityConfig(voice_dim=192)), 0.0)
+        perceive_voices(corpus.clip, Settings(identity=IdentityConfig(voice_dim=128)), 0.0)  # neither embedder's size
 
 
 def test_bad_inputs(corpus: Corpus, voice_settings: Settings, tmp_path: Path) -> None:
