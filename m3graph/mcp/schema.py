@@ -23,10 +23,14 @@ NODES: dict[str, tuple[str, tuple[str, ...], str]] = {
              "One stretch of a source: a 30-second video window or one conversation session. clip_key is "
              "'video_id#clip_index'; started_at is its absolute start time where known."),
     "Memory": ("memory_id", ("kind", "text", "video_id", "clip_index", "order_in_clip", "support", "support_clips",
-                             "first_clip", "last_clip", "is_equivalence", "source_ids", "start_s", "end_s"),
+                             "first_clip", "last_clip", "is_equivalence", "source_ids", "start_s", "end_s",
+                             "slot_key", "slot_subject", "slot_attribute", "slot_value", "negated", "current",
+                             "superseded_by", "superseded_note", "manual_state", "manual_note"),
                "One remembered sentence: kind 'episodic' (what happened in a clip) or 'semantic' (a lasting fact, "
                "reinforced by later clips). text holds raw <face_N>/<voice_N>/<speaker_N> tags; tools render them "
-               "as <character_K>. The embedding property is a vector and is never returned."),
+               "as <character_K>. The embedding property is a vector and is never returned. A fact has a slot "
+               "(slot_key 'subject · attribute'); current is false once a newer fact in its slot superseded it "
+               "(superseded_note says when), and manual_state is an analyst's correction."),
     "Face": ("entity_id", ("name", "dim", "exemplar_quality", "exemplar_obs"),
              "A persistent face identity across clips (exemplar vectors and a centroid, never returned)."),
     "Voice": ("entity_id", ("name", "dim", "exemplar_quality", "exemplar_obs"),
@@ -43,6 +47,8 @@ NODES: dict[str, tuple[str, tuple[str, ...], str]] = {
     "IdentityVote": ("vote_id", ("a", "b", "verdict", "note", "source", "created_at", "undone_at"),
                      "A manual judgement that two entities are (verdict 'same') or are not ('different') the same "
                      "person; it overrides model votes and can be undone."),
+    "Thing": ("thing_key", ("video_id", "name"),
+              "A named thing facts are about or name, keyed 'source|normalised name' (e.g. 'demo|apple inc.')."),
     "Migration": ("version", ("description",), "A schema migration that has been applied (bookkeeping)."),
     "Counter": ("name", ("value",), "An id allocator (bookkeeping)."),
     "Lock": ("name", (), "A write lock (bookkeeping)."),
@@ -63,6 +69,12 @@ RELATIONSHIPS: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
     ("FaceObs|Utterance", "IN_CLIP", "Clip", (), "observed in this clip"),
     ("Speaker", "SPEAKS_IN", "Clip", ("turns",), "the speaker talks in this session"),
     ("IdentityVote", "ABOUT", "Face|Voice|Speaker", (), "an entity the manual vote is about"),
+    ("Memory", "ABOUT", "Thing", (), "the subject the fact is about"),
+    ("Memory", "NAMES", "Thing", (), "the value the fact states (the next hop of a multi-hop question)"),
+    ("Memory", "SUPERSEDES", "Memory", ("event_order", "clip_key", "event_at"),
+     "a newer fact in the same slot retired this one (both are kept)"),
+    ("Memory", "CONTRADICTS", "Memory", ("event_order", "clip_key"),
+     "the source states the same value both ways; both stay current"),
 )
 
 TAGS = ("Memory text stores <face_N>, <voice_N> and <speaker_N> tags (entity ids, one id space). Tools show them "

@@ -204,8 +204,8 @@ def test_stdio_read_only_serves_the_read_tools_on_the_demo_memory(env: dict[str,
 
             schema = await call.ok("graph_schema")
             labels = {n["label"] for n in schema["nodes"]}
-            assert {"Video", "Clip", "Memory", "Face", "Voice", "Character", "Speaker"} <= labels
-            assert any(r["type"] == "SAME_AS" for r in schema["relationships"])
+            assert {"Video", "Clip", "Memory", "Face", "Voice", "Character", "Speaker", "Thing"} <= labels
+            assert {"SAME_AS", "SUPERSEDES", "CONTRADICTS"} <= {r["type"] for r in schema["relationships"]}
             assert any(i["name"] == "memory_embedding" for i in schema["indexes"]) and schema["counts"]["Memory"]
 
             rows = await call.ok("read_cypher", query="MATCH (m:Memory {video_id: $v}) RETURN m LIMIT 3",
