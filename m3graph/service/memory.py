@@ -224,6 +224,20 @@ class MemoryService:
             keys += [normalise_name(f"<{kind}_{entity}>") for kind in ("face", "voice", "speaker")]
         return list(dict.fromkeys(keys))
 
+    def _people(self, subjects: Sequence[str]) -> dict[str, str]:
+        """Subjects as people read them: "<face_4>" -> "Mia (<character_4>)" (its name fact), else the text."""
+        tags = {s: parse_tags(s) for s in subjects}
+        ids = sorted({n for found in tags.values() for _, n in found})
+        chars = self.graph.characters_of(ids) if ids else {}
+        names = facts.character_names(self.graph.ex, list(chars.values())) if chars else {}
+        out = {}
+        for subject, found in tags.items():
+            shown = render_characters(subject, {(k, n): chars[n] for k, n in found if n in chars})
+            char_ids = [chars[n] for _, n in found if n in chars]
+            name = names.get(char_ids[0]) if len(char_ids) == 1 else None
+            out[subject] = f"{name} ({shown})" if name else shown
+        return out
+
     def history(self, request: HistoryRequest) -> dict[str, Any]:
         """One subject's facts in one source, slot by slot, every version oldest first with when it held."""
         self.require_videos([request.video])
@@ -231,8 +245,9 @@ class MemoryService:
         rows = [r for key in self._subject_keys(request.video, request.subject)
                 for r in facts.history(self.graph.ex, request.video, key, attribute, request.k)][:request.k]
         slots: dict[str, dict[str, Any]] = {}
+        subjects = self._people(sorted({r["slot_subject"] for r in rows}))
         for r in rows:
-            slot = slots.setdefault(r["slot_key"], {"slot": r["slot_key"], "subject": r["slot_subject"],
+            slot = slots.setdefault(r["slot_key"], {"slot": r["slot_key"], "subject": subjects[r["slot_subject"]],
                                                     "attribute": r["slot_attribute"], "versions": []})
             slot["versions"].append({
                 "memory_id": r["memory_id"], "value": r["slot_value"], "negated": bool(r["negated"]),
