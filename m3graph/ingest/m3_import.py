@@ -362,13 +362,19 @@ def _write_crops(folder: Path, entities: Sequence[_Entity]) -> tuple[dict[tuple[
     return uris, written, invalid
 
 
-def _entity_row(e: _Entity, video_id: str, configured_dim: int, crop_uri: dict[int, str]) -> dict[str, Any]:
+# Speaker embedders m3graph runs whose vectors a research pickle can never hold (its voices are ERes2NetV2), even
+# at the same width: CAM++ is 192-d like ERes2NetV2. Resemblyzer (256-d) differs by width already.
+SPEAKER_MODELS_NOT_IN_PICKLES = frozenset({"campplus"})
+
+
+def _entity_row(e: _Entity, video_id: str, configured_dim: int | None, crop_uri: dict[int, str]
+                ) -> dict[str, Any]:
     ckey = clip_key(video_id, e.clip)
     prefix = f"{ckey}#import-{e.kind[0]}{e.old_id}"
     obs = [f"{prefix}#{i:03d}" for i in range(e.vectors.shape[0])]
     state = EntityState(e.new_id, e.vectors, [1.0] * len(obs), obs, created=True)
     row = state.row()
-    indexable = e.vectors.shape[1] == configured_dim
+    indexable = configured_dim is not None and e.vectors.shape[1] == configured_dim
     if not indexable:
         row["unit"] = None  # out of the vector index: a different model's space
     observations = []
@@ -490,7 +496,14 @@ def import_pickle(graph: MemoryGraph, path: Path, video_id: str, embedder: TextE
     face_rows = [_entity_row(e, video_id, face_dim, {i: crop_uris[(e.new_id, i)] for i in range(len(e.contents))
                                                       if (e.new_id, i) in crop_uris})
                  for e in ents if e.kind == "face"]
-    voice_rows = [_entity_row(e, video_id, voice_dim, {}) for e in ents if e.kind == "voice"]
+    # The research code's voices are ERes2NetV2 (192-d), as wide as CAM++'s but another model's space: with CAM++
+    # configured they must stay out of the voice index like any other model's vectors.
+    same_voice_model = settings.perception.speaker_embedder not in SPEAKER_MODELS_NOT_IN_PICKLES
+    voice_rows = [_entity_row(e, video_id, voice_dim if same_voice_model else None, {})
+                  for e in ents if e.kind == "voice"]
+    if not same_voice_model and voice_rows:
+        warnings.append(f"{len(voice_rows)} voice(s) kept out of the voice index: research pickles hold ERes2NetV2 "
+                        f"voices and the configured speaker embedder is {settings.perception.speaker_embedder}")
 
     memory_rows: list[dict[str, Any]] = []
     seen_ids: set[str] = set()

@@ -366,3 +366,18 @@ def test_allowed_numpy_callables_with_hostile_arguments(tmp_path: Path) -> None:
     path.write_bytes(b"cnumpy.core.multiarray\n_reconstruct\n(cnumpy\nndarray\n(I1000000000\ntC\x01btR.")
     with pytest.raises(ImportFormatError, match="forbidden numpy _reconstruct"):
         load_videograph(path)
+
+
+def test_research_voices_stay_out_of_a_campplus_index_though_as_wide(
+        graph: MemoryGraph, driver: Driver, tmp_path: Path, embedder: TextEmbedder) -> None:
+    """Released pickles hold ERes2NetV2 voices, 192-d like CAM++'s: the same width is not the same model."""
+    from tests.helpers.graph import variant, with_settings
+
+    campplus = with_settings(graph, variant(graph.settings, perception={"speaker_embedder": "campplus"},
+                                            identity={"voice_dim": 192}))
+    builder, _ = sample_graph(face_dim=128, voice_dim=192)
+    summary = import_pickle(campplus, builder.dump(tmp_path / "eres2net.pkl"), VIDEO, embedder)
+    assert (summary.voices, summary.voices_unindexed, summary.faces_unindexed) == (1, 1, 0)
+    assert any("ERes2NetV2" in w and "campplus" in w for w in summary.warnings)
+    (voice,) = rows(driver, "MATCH (e:Voice) RETURN e.centroid_unit AS unit, e.import_reason AS reason")
+    assert voice["unit"] is None and "another model" in voice["reason"]
