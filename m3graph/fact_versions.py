@@ -216,7 +216,8 @@ class VersionView:
 
     `at` (epoch seconds) applies to facts of dated sources; `order` (a position on the timeline of source `video`,
     from an "as of a clip") to that source's facts. A fact the point does not apply to shows its current state.
-    `search/ranked` applies the same rule in Cypher (tests/graph/test_fact_versions.py checks both agree).
+    `search/ranked` applies the same rule in Cypher (tests/unit/test_fact_rules.py tests this one,
+    tests/graph/test_fact_versions.py the Cypher one through real searches).
     """
 
     all_versions: bool = False

@@ -61,7 +61,7 @@ def _check_entities(tx: Tx, memories: Sequence[MemoryIn], votes: Sequence[Equiva
     _refuse_unknown(mentioned, found)
 
 
-def _same_claim(a: dict[str, Any], b: dict[str, Any]) -> bool:
+def _may_merge(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Whether two close statements may be one memory (m3graph.fact_versions): always when either has no slot;
     in one slot only with the same value, polarity and change mark ("Mia's favourite fruit is mango" and "... is
     apple" are 0.9 cosine apart and still two facts); across slots only as a paraphrase of one subject's liking
@@ -126,7 +126,7 @@ def write_clip_memories(
             found = tx.run("memory/dedup_candidates", items=query_items, k=settings.memory.dedup_candidates,
                            min_score=(1 + threshold) / 2, video_id=video_id)
         for r in found:  # rows come best-first per item; a fact with another value is never a restatement
-            if _same_claim(items[r["item"]], r):
+            if _may_merge(items[r["item"]], r):
                 matches.setdefault(r["item"], r["memory_id"])
     vecs = np.asarray([it["embedding"] for it in items], dtype=np.float64).reshape(len(items), dim)
     if len(items):
@@ -139,7 +139,7 @@ def write_clip_memories(
                 break
             prev = items[j]
             if (float(vecs[i] @ vecs[j]) > threshold and prev["is_equivalence"] == it["is_equivalence"]
-                    and set(it["entity_ids"]) <= set(prev["entity_ids"]) and _same_claim(it, prev)
+                    and set(it["entity_ids"]) <= set(prev["entity_ids"]) and _may_merge(it, prev)
                     and (it["entity_ids"] or not prev["entity_ids"])):
                 target = prev["memory_id"]
         if target is None:
