@@ -12,8 +12,9 @@ errors on speech whose text is known. Two sets, every model on the same audio in
 WER = (substitutions + deletions + insertions) / reference words, summed over a set (corpus-level, as jiwer
 computes it), on normalised words: lower case, punctuation removed (an apostrophe inside a word kept), so "Hello?"
 and "hello" agree but "note book" against "notebook" costs two errors. Speed is ASR wall seconds per audio second
-(`transcribe` calls only; model loading is reported apart), with the load average printed beside it: the machine is
-shared, so compare the models within one run only.
+and CPU seconds per audio second (all threads of this process; steadier than wall time on a loaded machine), for
+`transcribe` calls only (the first call, which loads the model, is reported apart), with the load average printed:
+the machine is shared, so compare the models within one run only.
 """
 
 from __future__ import annotations
@@ -124,10 +125,11 @@ def run_model(name: str, utterances: list[Utterance], threads: int) -> dict[str,
     load_s = time.perf_counter() - t0
     rows = []
     for u in utterances:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         hypothesis = asr.transcribe(u.audio, SR)
         rows.append({"set": u.set_name, "key": u.key, "reference": u.text, "hypothesis": hypothesis,
                      "audio_s": u.audio.size / SR, "asr_s": time.perf_counter() - t0,
+                     "asr_cpu_s": time.process_time() - c0,
                      "errors": word_errors(normalise(u.text), normalise(hypothesis)), "words": len(normalise(u.text))})
     return {"model": name, "model_dir": str(resolve_model_dir(name)), "first_call_s": load_s, "rows": rows}
 
@@ -141,7 +143,8 @@ def summary(result: dict[str, object]) -> dict[str, dict[str, float]]:
         out[set_name] = {"wer": wer([(r["reference"], r["hypothesis"]) for r in mine]),
                          "errors": sum(r["errors"] for r in mine), "words": sum(r["words"] for r in mine),
                          "utterances": len(mine), "audio_s": sum(r["audio_s"] for r in mine),
-                         "asr_s_per_audio_s": sum(r["asr_s"] for r in mine) / sum(r["audio_s"] for r in mine)}
+                         "asr_s_per_audio_s": sum(r["asr_s"] for r in mine) / sum(r["audio_s"] for r in mine),
+                         "cpu_s_per_audio_s": sum(r["asr_cpu_s"] for r in mine) / sum(r["audio_s"] for r in mine)}
     return out
 
 
@@ -165,12 +168,13 @@ def main(argv: list[str] | None = None) -> int:
     results = [run_model(name.strip(), utterances, args.threads) for name in args.models.split(",") if name.strip()]
     load_after = [round(x, 2) for x in os.getloadavg()]
     print(f"load average before {load_before}, after {load_after}; {os.cpu_count()} CPUs; threads {args.threads}")
-    print("| set | model | WER | errors / words | ASR s per audio s | first call (load) s |")
-    print("|---|---|---|---|---|---|")
+    print("| set | model | WER | errors / words | ASR wall s per audio s | ASR CPU s per audio s | first call s |")
+    print("|---|---|---|---|---|---|---|")
     for result in results:
         for set_name, s in summary(result).items():
             print(f"| {set_name} ({s['utterances']:.0f} utts, {s['audio_s']:.1f} s) | {result['model']} | "
                   f"{s['wer']:.1%} | {s['errors']:.0f} / {s['words']:.0f} | {s['asr_s_per_audio_s']:.2f} | "
+                  f"{s['cpu_s_per_audio_s']:.2f} | "
                   f"{result['first_call_s']:.1f} |")
     if args.show:
         for result in results:

@@ -80,3 +80,13 @@ def test_a_named_model_is_refused_unless_every_file_matches_its_pin(tmp_path: Pa
         (tmp_path / name).write_bytes(b"{}")  # every file present, none the pinned bytes
     with pytest.raises(ConfigError, match="SHA-256"):
         check_named_model(WHISPER_BASE, tmp_path)
+
+
+def test_whisper_base_is_multilingual_so_other_languages_are_accepted(espeak_line: Path) -> None:
+    """tiny.en refuses asr_language != "en" (test_voices.py); base is the packaged choice for other languages."""
+    from m3graph.perception.asr import FasterWhisperASR, resolve_model_dir
+    from m3graph.perception.vad import load_audio
+
+    asr = FasterWhisperASR(resolve_model_dir(WHISPER_BASE), "fr", threads=1)
+    assert isinstance(asr.transcribe(load_audio(espeak_line), SAMPLE_RATE), str)  # no ConfigError: not English-only
+    assert asr._model.model.is_multilingual
