@@ -183,13 +183,15 @@ def build_people_video(out: Path = DEFAULT_OUT) -> Path:
     cmd = ["ffmpeg", "-nostdin", "-y", "-v", "error", "-f", "rawvideo", "-pix_fmt", "bgr24", "-s", f"{W}x{H}",
            "-r", str(FPS), "-i", "-", "-f", "lavfi", "-i", "anullsrc=r=16000:cl=mono", "-t", f"{DURATION_S}",
            "-c:v", "libx264", "-preset", "veryfast", "-crf", "20", "-pix_fmt", "yuv420p", "-c:a", "aac", str(part)]
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert proc.stdin is not None
-    for k in range(round(DURATION_S * FPS)):
-        proc.stdin.write(render(bg, sprites, k / FPS).tobytes())
-    proc.stdin.close()
-    if proc.wait(timeout=300) != 0:
-        raise PeopleMediaError(f"ffmpeg failed: {proc.stderr.read().decode(errors='replace')[-1500:] if proc.stderr else ''}")
+    with tempfile.TemporaryFile() as err:  # frames are streamed (300 raw frames would be 400 MB)
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=err)
+        assert proc.stdin is not None
+        for k in range(round(DURATION_S * FPS)):
+            proc.stdin.write(render(bg, sprites, k / FPS).tobytes())
+        proc.stdin.close()
+        if proc.wait(timeout=300) != 0:
+            err.seek(0)
+            raise PeopleMediaError(f"ffmpeg failed: {err.read().decode(errors='replace')[-1500:]}")
     part.replace(video)
     return video
 

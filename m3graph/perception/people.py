@@ -29,6 +29,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -42,6 +43,11 @@ MIN_SCORE = 0.3  # SVM margin below which a window is not a person
 TRACK_DIST = 0.45
 TRACK_SIZE = 1.4
 TRACK_MAX_GAP_S = 3.1  # missed detections a track survives: a walker passing behind another is hidden 2-3 s
+# Tracklet stitching: a track that ends and one that starts later where the first, carried on at its own velocity,
+# would be (within STITCH_DIST box heights) are one person hidden or missed for up to STITCH_MAX_GAP_S (clutter:
+# a lamp post, a tripod, another walker).
+STITCH_MAX_GAP_S = 8.0
+STITCH_DIST = 0.5
 MIN_HITS = 3  # samples a track needs to count as a person (single-frame false positives are common)
 EDGE_S = 0.75  # a track seen within this of the clip's first/last sample was there before/after
 LATERAL = 0.15  # net horizontal drift (share of the frame width) that makes "walks from left to right"
@@ -135,7 +141,7 @@ def suppress(boxes: Sequence[Box], iou: float = NMS_IOU, contained: float = CONT
     return kept
 
 
-def _detector():  # type: ignore[no-untyped-def]
+def _detector() -> Any:
     import cv2
 
     hog = cv2.HOGDescriptor()
@@ -143,7 +149,7 @@ def _detector():  # type: ignore[no-untyped-def]
     return hog
 
 
-def detect(hog, frame: np.ndarray, scale: float) -> list[Box]:  # type: ignore[no-untyped-def]
+def detect(hog: Any, frame: np.ndarray, scale: float) -> list[Box]:
     """Person boxes in one analysis frame, mapped back to clip pixels (÷ `scale`), suppressed."""
     rects, weights = hog.detectMultiScale(frame, winStride=(8, 8), padding=(8, 8), scale=1.08)
     boxes = [Box(x / scale, y / scale, w / scale, h / scale, float(s))
@@ -178,7 +184,31 @@ def track(times: Sequence[float], detections: Sequence[Sequence[Box]]) -> list[T
             used_t.add(i)
             used_b.add(j)
         open_tracks = still + [Track([(t, b)]) for j, b in enumerate(boxes) if j not in used_b]
-    return [tr for tr in closed + open_tracks if len(tr.seen) >= MIN_HITS]
+    return [tr for tr in stitch(closed + open_tracks) if len(tr.seen) >= MIN_HITS]
+
+
+def stitch(tracks: Sequence[Track]) -> list[Track]:
+    """Joins a track to the earliest later one that starts where it was heading (nearest first); a later track
+    joins at most one earlier track. Needs >= 2 samples in the earlier track (a velocity) when the gap is long."""
+    out = sorted(tracks, key=lambda tr: tr.first_s)
+    merged = True
+    while merged:
+        merged = False
+        best: tuple[float, int, int] | None = None
+        for i, a in enumerate(out):
+            for j, b in enumerate(out):
+                gap = b.first_s - a.last_s
+                if i == j or gap <= 0 or gap > STITCH_MAX_GAP_S or (gap > TRACK_MAX_GAP_S and len(a.seen) < 2):
+                    continue
+                d = _distance(a.predict(b.first_s), b.seen[0][1])
+                if d <= STITCH_DIST and (best is None or d < best[0]):
+                    best = (d, i, j)
+        if best is not None:
+            _, i, j = best
+            out[i].seen.extend(out[j].seen)
+            del out[j]
+            merged = True
+    return out
 
 
 def motion(tr: Track, width: int) -> str:
