@@ -13,7 +13,7 @@ import argparse
 import os
 import time
 
-from m3graph.devkit.people_media import DEFAULT_OUT, DURATION_S, build_people_video, score
+from m3graph.devkit.people_media import DEFAULT_OUT, DURATION_S, build_people_video, score, where_it_fails
 from m3graph.ingest.video import ClipWindow, cut_clip
 from m3graph.perception.people import detect_people
 
@@ -22,7 +22,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.perception_people", description=__doc__.splitlines()[0])
     p.add_argument("--fps", type=float, nargs="+", default=[2.0])
     p.add_argument("--side", type=int, nargs="+", default=[640])
+    p.add_argument("--limits", action="store_true", help="only the detection rate by person height, tilt and "
+                                                             "occlusion (single frames)")
     args = p.parse_args(argv)
+    if args.limits:
+        print("| condition | detected / shown |\n|---|---|")
+        for condition, found, shown in where_it_fails(DEFAULT_OUT):
+            print(f"| {condition} | {found} / {shown} |")
+        return 0
     video = build_people_video(DEFAULT_OUT)
     clip = cut_clip(video, ClipWindow(0, 0.0, DURATION_S), video.with_name(video.stem + "-clip0.mp4"))
     print(f"load average at start: {os.getloadavg()[0]:.1f}; video {video}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import subprocess
 import sys
 import tarfile
@@ -232,3 +233,73 @@ def score(report: PeopleReport) -> Score:
     n = max(len(errs), 1)
     return Score(len(errs), round(sum(errs) / n, 3), round(sum(e == 0 for e in errs) / n, 3), len(WALKERS),
                  len(report.tracks), enter, leave, motions, round(report.seconds, 2))
+
+
+def where_it_fails(out: Path = DEFAULT_OUT, side_px: int = 640) -> list[tuple[str, int, int]]:
+    """Detection rate of single people on the empty walkway by height (px in the analysis frame), tilt from upright,
+    and how much of the body is hidden (a grey bar across it): each of the five sprites at three places."""
+    import cv2
+
+    from m3graph.perception.people import _detector, detect
+
+    bg, sprites = cut_sprites(_frames(fetch_vtest(out)))
+    hog, k = _detector(), side_px / max(W, H)
+    places = [(200, 420), (400, 380), (600, 460)]
+
+    def shown(patch: np.ndarray, mask: np.ndarray, feet: tuple[int, int]) -> bool:
+        frame = bg.copy()
+        ph, pw = patch.shape[:2]
+        x0, y0 = feet[0] - pw // 2, feet[1] - ph
+        if x0 < 0 or y0 < 0 or x0 + pw > W or y0 + ph > H:
+            return False
+        m = mask.astype(bool)
+        frame[y0:y0 + ph, x0:x0 + pw][m] = patch[m]
+        small = cv2.resize(frame, (round(W * k), round(H * k)), interpolation=cv2.INTER_AREA)
+        return any(b.holds(feet[0], feet[1] - ph / 2) for b in detect(hog, small, k))
+
+    rows: list[tuple[str, int, int]] = []
+    for height in (60, 80, 100, 120, 160, 220):
+        hits = n = 0
+        for patch, mask in sprites:
+            s = height / k / patch.shape[0]
+            p2 = cv2.resize(patch, None, fx=s, fy=s)
+            m2 = cv2.resize(mask, None, fx=s, fy=s, interpolation=cv2.INTER_NEAREST)
+            for feet in places:
+                n += 1
+                hits += shown(p2, m2, feet)
+        rows.append((f"upright, {height} px tall at {side_px} px", hits, n))
+    base = [(cv2.resize(p, None, fx=1.5, fy=1.5), cv2.resize(m, None, fx=1.5, fy=1.5,
+                                                              interpolation=cv2.INTER_NEAREST)) for p, m in sprites]
+    for angle in (15, 30, 60, 90):
+        hits = n = 0
+        for patch, mask in base:
+            ph, pw = patch.shape[:2]
+            side = int(math.hypot(ph, pw)) + 2
+            canvas, cmask = np.zeros((side, side, 3), np.uint8), np.zeros((side, side), np.uint8)
+            oy, ox = (side - ph) // 2, (side - pw) // 2
+            canvas[oy:oy + ph, ox:ox + pw], cmask[oy:oy + ph, ox:ox + pw] = patch, mask
+            rot = cv2.getRotationMatrix2D((side / 2, side / 2), angle, 1.0)
+            p2 = cv2.warpAffine(canvas, rot, (side, side))
+            m2 = cv2.warpAffine(cmask, rot, (side, side), flags=cv2.INTER_NEAREST)
+            ys, xs = np.nonzero(m2)
+            p2, m2 = p2[ys.min():ys.max() + 1, xs.min():xs.max() + 1], m2[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
+            for feet in places:
+                n += 1
+                hits += shown(p2, m2, feet)
+        rows.append((f"tilted {angle} degrees from upright (1.5x)", hits, n))
+    for share, where in ((0.25, "lower"), (0.5, "lower"), (0.5, "left")):
+        hits = n = 0
+        for patch, mask in base:
+            p2, m2 = patch.copy(), mask.copy()
+            ph, pw = p2.shape[:2]
+            if where == "lower":
+                p2[ph - round(ph * share):] = 110
+                m2[ph - round(ph * share):] = 1
+            else:
+                p2[:, :round(pw * share)] = 110
+                m2[:, :round(pw * share)] = 1
+            for feet in places:
+                n += 1
+                hits += shown(p2, m2, feet)
+        rows.append((f"{where} {share:.0%} of the body hidden by a grey bar (1.5x)", hits, n))
+    return rows
