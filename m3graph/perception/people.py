@@ -10,7 +10,7 @@ per half second); a track seen in fewer than `MIN_HITS` samples is dropped as a 
 clip-relative times a person enters and leaves and the motion: the horizontal drift of the box centre (left to
 right, right to left) and the change of the box height (towards or away from the camera: perspective).
 
-Where the detector fails (measured in docs/evaluation.md, "People without faces"): people smaller than its
+Where the detector fails (measured in docs/people.md): people smaller than its
 64 x 128 window with margins (about 100 px tall in the analysis frame, i.e. under ~1/5 of a 640-px frame are not
 seen), people who are not upright (sitting, lying, bending), people cut by the frame edge or hidden behind
 another for more than half their body, and crowds (boxes merge). Counts are therefore lower bounds.
