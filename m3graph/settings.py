@@ -280,6 +280,12 @@ class PerceptionConfig(BaseModel):
     diarization: Literal["embedding", "pyannote"] = "embedding"
     pyannote_pipeline: Path | None = None
     threads: int = Field(2, ge=1)
+    # People seen by body shape when no face accounts for them (issue 20): OpenCV's packaged HOG pedestrian detector
+    # on `people_fps` frames per second shrunk to `people_side_px` (about 4 s of CPU per 30-s clip at 2 fps and
+    # 640 px; people under ~100 px tall at that size are not seen); "off" skips it.
+    people_detector: Literal["hog", "off"] = "hog"
+    people_fps: float = Field(2.0, gt=0, le=10)
+    people_side_px: int = Field(640, ge=160, le=1920)
 
     @model_validator(mode="after")
     def _voice_thresholds_follow_the_embedder(self) -> PerceptionConfig:

@@ -296,7 +296,7 @@ def memorize_clip(graph: MemoryGraph, embedder: TextEmbedder, memorizer: Memoriz
         log.warning("memorizing clip %s#%d failed: %s", plan.video_id, index, failure)
         kept = graph.clip_memory_ids(plan.video_id, index)
         if settings.llm.memorize_on_failure == "perception" and not kept:
-            fallback = memo if memo is not None else PerceptionMemorizer().memorize(perception)
+            fallback = memo if memo is not None else PerceptionMemorizer(settings.perception).memorize(perception)
             memories = _embed(embedder, fallback)
             graph.write_memorization(plan.video_id, index, memories, ClipState.MEMORIZE_FAILED,
                                      f"{failure}; perception memories written"[:2000])
@@ -326,7 +326,7 @@ def ingest_video_inprocess(graph: MemoryGraph, embedder: TextEmbedder, source: P
                            append: bool = False) -> list[ClipReport]:
     """The whole workflow without a broker: faces and voices of a clip in parallel threads, clips in order."""
     settings = graph.settings
-    memorizer = memorizer or PerceptionMemorizer()
+    memorizer = memorizer or PerceptionMemorizer(settings.perception)
     plan = plan_video(settings, source, video_id, append=append)  # refuses bad input before anything else
     resolved = str(source.resolve())
     reports = []

@@ -31,7 +31,7 @@ from m3graph.graphdb.tags import TAG, is_equivalence, parse_tags
 from m3graph.graphdb.types import FaceCluster
 from m3graph.reasoning.llm.base import ChatModel, ImagePart, Message, Part, TextPart, Usage, VideoPart
 from m3graph.reasoning.perception_memorizer import ClipPerception, Memorization, PerceptionMemorizer
-from m3graph.settings import LLMBackend, Settings
+from m3graph.settings import LLMBackend, PerceptionConfig, Settings
 
 log = logging.getLogger(__name__)
 
@@ -316,7 +316,7 @@ def build_messages(clip: ClipPerception, model: ChatModel, multimodal: bool) -> 
 
 
 def _assemble(clip: ClipPerception, parsed: tuple[list[Any], list[Any]] | None, report: ParseReport,
-              keep_perception: bool) -> tuple[list[str], list[str]]:
+              keep_perception: bool, config: PerceptionConfig | None = None) -> tuple[list[str], list[str]]:
     """Validated model memories, after the perception lines when those are kept (or when the model failed)."""
     episodic, semantic = validate_memories(*(parsed or ([], [])), {e for e, _ in clip.faces},
                                            {e for e, _ in clip.voices}, report)
@@ -324,7 +324,7 @@ def _assemble(clip: ClipPerception, parsed: tuple[list[Any], list[Any]] | None, 
         log.warning("clip %s#%d: dropped model output: %s", clip.video_id, clip.clip_index, dict(report.dropped))
     if keep_perception or parsed is None:
         known = {t.lower() for t in episodic}
-        episodic = [t for t in PerceptionMemorizer().memorize(clip).episodic if t.lower() not in known] + episodic
+        episodic = [t for t in PerceptionMemorizer(config).memorize(clip).episodic if t.lower() not in known] + episodic
     return episodic, semantic
 
 
@@ -373,7 +373,8 @@ class LLMMemorizer:
         report = ParseReport()
         got = chat_until_parsed(self.model, messages, endpoint.max_tokens, endpoint.temperature, OUTPUT_SCHEMA,
                                 self.attempts, report)
-        episodic, semantic = _assemble(clip, got.parsed, report, self.keep_perception)
+        episodic, semantic = _assemble(clip, got.parsed, report, self.keep_perception,
+                                       self.settings.perception)
         return Memorization(episodic=episodic, semantic=semantic, raw=got.raws[-1], attempts=got.raws,
                             outcome="model" if got.parsed is not None else "fallback",
                             dropped=dict(report.dropped), usage=got.usage, notes=report.examples)
@@ -409,7 +410,7 @@ def make_memorizer(settings: Settings) -> PerceptionMemorizer | LLMMemorizer:
     """The configured memorizer: a chat model when one is configured, the perception memorizer otherwise."""
     endpoint = settings.llm.memorize
     if endpoint.backend == LLMBackend.NONE:
-        return PerceptionMemorizer()
+        return PerceptionMemorizer(settings.perception)
     from m3graph.reasoning.llm import make_chat_model
 
     return LLMMemorizer(make_chat_model(endpoint, settings.llm.models_dir), settings)

@@ -10,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from m3graph.graphdb.types import FaceCluster, VoiceCluster
+from m3graph.perception.people import describe_people
 from m3graph.perception.scene import describe_clip
 from m3graph.reasoning.llm.base import Usage
+from m3graph.settings import PerceptionConfig
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,9 @@ class PerceptionMemorizer:
 
     name = "perception"
 
+    def __init__(self, perception: PerceptionConfig | None = None) -> None:
+        self.perception = perception or PerceptionConfig()
+
     def memorize(self, clip: ClipPerception) -> Memorization:
         events: list[tuple[float, str]] = []
         for entity_id, cluster in clip.faces:
@@ -61,6 +66,11 @@ class PerceptionMemorizer:
                     events.append((u.start_s, f'<voice_{entity_id}> says: "{text}"'))
         # What the frames show, so a clip without people still leaves a memory (issue 10).
         events.extend(describe_clip(clip.clip_path, clip.start_s, clip.end_s - clip.start_s))
+        # People the face lines do not already name: counts, movement, entries and exits (issue 20).
+        if self.perception.people_detector == "hog":
+            seen = [(o.frame_time_s, o.bbox) for _, cluster in clip.faces for o in cluster.observations]
+            events.extend(describe_people(clip.clip_path, clip.start_s, seen, self.perception.people_fps,
+                                          self.perception.people_side_px))
         if len(clip.faces) > 1:
             together = " and ".join(f"<face_{eid}>" for eid, _ in sorted(clip.faces))
             events.append((clip.start_s, f"{together} appear in the same scene."))
