@@ -8,7 +8,7 @@ exemplars at the identity threshold). `m3graph calibrate voices --report` prints
 `--at-settings` replaces the threshold grid by the configured embedder's own thresholds (`--embedder`), `--split`
 keeps one half of the recordings (thresholds are chosen on "choose", reported on "report"), and `--overlap both`
 runs every row with overlap-aware turns off and on (`perception.overlap_detection`), printing what the
-segmentation model alone costs (RTF over the same recordings).
+segmentation model alone costs (RTF over the same recordings) and how well its overlap frames match the RTTM.
 """
 
 from __future__ import annotations
@@ -26,19 +26,28 @@ GRID = [("legacy", 0.80, 0.80), ("pooled", 0.80, 0.80), ("legacy", 0.75, 0.75), 
 OVERLAP = {"off": (False,), "on": (True,), "both": (False, True)}
 
 
-def segmentation_rtf(media: Path, settings: Settings, split: str) -> tuple[float, float]:
-    """Seconds the segmentation model takes over the split's recordings (after one warm-up), and their length."""
-    from m3graph.perception.overlap import segmenter
+def segmentation_check(media: Path, settings: Settings, split: str) -> tuple[float, float, float, float]:
+    """The segmentation model alone over the split's recordings (after one warm-up): seconds taken, seconds of
+    audio, and the precision / recall of its >= 2-speaker frames against the RTTM's overlapped frames."""
+    import numpy as np
+
+    from m3graph.perception.overlap import FRAME_STEP_S, segmenter
     from m3graph.perception.vad import SAMPLE_RATE, load_audio
 
     cfg = settings.perception
     seg = segmenter(cfg.campplus_dir, cfg.threads)
-    audios = [load_audio(wav) for _, wav, _ in split_recordings(recordings(media), split)]
-    seg.activity(audios[0][: SAMPLE_RATE])
-    t0 = time.perf_counter()
-    for audio in audios:
-        seg.activity(audio)
-    return time.perf_counter() - t0, sum(a.size for a in audios) / SAMPLE_RATE
+    recs = [(load_audio(wav), turns) for _, wav, turns in split_recordings(recordings(media), split)]
+    seg.activity(recs[0][0][:SAMPLE_RATE])
+    seconds, hits, marked, true = 0.0, 0, 0, 0
+    for audio, turns in recs:
+        t0 = time.perf_counter()
+        active = seg.activity(audio)
+        seconds += time.perf_counter() - t0
+        centres = (np.arange(len(active)) + 0.5) * FRAME_STEP_S
+        talking = sum(((centres >= t.start_s) & (centres < t.end_s)).astype(int) for t in turns)
+        pred, truth = active.sum(axis=1) >= 2, np.asarray(talking) >= 2
+        hits, marked, true = hits + int((pred & truth).sum()), marked + int(pred.sum()), true + int(truth.sum())
+    return seconds, sum(a.size for a, _ in recs) / SAMPLE_RATE, hits / max(marked, 1), hits / max(true, 1)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,9 +90,10 @@ def main(argv: list[str] | None = None) -> int:
                       f"{s.across.f1:.3f} | {s.across_bcubed.f1:.3f} | {s.coverage:.0%} | "
                       f"{s.speakers_found} / {s.speakers_true} | {time.perf_counter() - t0:.0f} |", flush=True)
     if args.overlap != "off":
-        seconds, audio_s = segmentation_rtf(args.media, base, args.split)
+        seconds, audio_s, precision, recall = segmentation_check(args.media, base, args.split)
         print(f"segmentation alone: {seconds:.1f} s for {audio_s:.0f} s of audio (RTF {seconds / audio_s:.3f}, "
-              f"{base.perception.threads} thread(s))")
+              f"{base.perception.threads} thread(s)); its >= 2-speaker frames against the RTTM's overlap: "
+              f"precision {precision:.3f}, recall {recall:.3f}")
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
     return 0
 
