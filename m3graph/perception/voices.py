@@ -424,6 +424,8 @@ def _overlap_aware_turns(audio: np.ndarray, segments: list[SpeechSegment], setti
     from m3graph.perception.overlap import segmenter, split_span
 
     cfg = settings.perception
+    if not segments:
+        return []  # nobody speaks: the segmentation model is not even loaded
     pooled = cfg.voice_turns != "legacy"
     spans = join_pauses(segments, cfg.voice_turn_gap_s) if pooled else segments
     marks = segmenter(cfg.campplus_dir, cfg.threads).stretches(audio)
