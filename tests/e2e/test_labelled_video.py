@@ -73,14 +73,12 @@ def test_manifest_is_ground_truth(video: LabelledVideo) -> None:
 
 
 # Measured (docs/evaluation.md "Labelled test video (real people)"): one Face per person across photos and clips, and
-# no Face or Voice entity mixes two people; but P0's two utterances in clip 0 became two Voices (Resemblyzer at the
-# cluster/identity threshold 0.80 on read speech). The pooled second stage (perception.voice_pooled_threshold) does
-# not join them: they are two single turns at cosine 0.74 while P1's turn in that clip scores 0.71 and 0.73 with
-# them, so no cosine threshold separates the speakers there. The bounds below are those measured; the strict xfail
-# is issue 10's target and fails loudly once it is met. With CAM++ (M3GRAPH_PERCEPTION__SPEAKER_EMBEDDER=campplus)
-# it is met: three Voices for three people, pairwise P / R 1.000 / 1.000 (issue 20), so the xfail applies to
-# Resemblyzer only. P1's clip-2 photo (img31) shows a bystander behind the person:
-# a face of its own, left out of the score (the person is the largest face of a frame) and listed apart.
+# no Face or Voice entity mixes two people. Voices follow the configured speaker embedder: with CAM++ (the default
+# since issue 20) one Voice per person, pairwise P / R 1.000 / 1.000. With Resemblyzer P0's two utterances in clip 0
+# became two Voices (cosine 0.74 while P1's turn there scores 0.71 and 0.73 with them, so no threshold separates the
+# speakers), which is why test_one_voice_entity_per_person is a strict xfail under Resemblyzer only. P1's clip-2 photo
+# (img31) shows a bystander behind the person: a face of its own, left out of the score (the person is the largest
+# face of a frame) and listed apart.
 
 
 def test_one_face_entity_per_person(score: LabelledScore) -> None:

@@ -126,7 +126,7 @@ def test_huge_outputs_are_capped() -> None:
 
 def _cluster_pair(gen: np.random.Generator, start: float, text: str) -> tuple[FaceCluster, VoiceCluster]:
     face = face_cluster(0, unit(128, gen), gen, times=[start + 1, start + 2, start + 3])
-    voice = voice_cluster(0, unit(256, gen), gen, n=1, start=start + 1)
+    voice = voice_cluster(0, unit(Settings().identity.voice_dim, gen), gen, n=1, start=start + 1)
     utt = voice.utterances[0].model_copy(update={"text": text})
     return face, voice.model_copy(update={"utterances": [utt]})
 
@@ -194,7 +194,8 @@ def test_conflicting_equivalences_are_outvoted_and_retries_change_nothing(
     g = MemoryGraph(graph.ex, settings)
     embedder = text_embedder(settings)
     gen = rng(4)
-    ana_face, ben_face, ana_voice, ben_voice = unit(128, gen), unit(128, gen), unit(256, gen), unit(256, gen)
+    vdim = settings.identity.voice_dim
+    ana_face, ben_face, ana_voice, ben_voice = unit(128, gen), unit(128, gen), unit(vdim, gen), unit(vdim, gen)
     plan = _plan(settings, "eqv", 3)
     for i in range(3):
         start = 30.0 * i
