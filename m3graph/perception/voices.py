@@ -14,6 +14,9 @@ all offline and per clip:
    embeddings. (Averaging fixed ~3-s windows without looking for changes would blend two voices into one vector
    whenever people talk without a pause.) With a short pause at the change the cut lands in it; with no pause at
    all it was up to 0.7 s off on espeak speech (the window embeddings cannot place it more finely).
+   With `perception.overlap_detection`, the spans are first cut by pyannote segmentation-3.0 (`overlap.py`) at
+   local speaker changes, overlap and silence; only single-speaker pieces of at least `min_speech_s` are searched
+   and embedded as above, and the rest widens the neighbouring turn without touching its vector (`attach_rest`).
 3. **ASR** (`asr.py`) per turn, with up to 0.2 s of context that does not reach into a neighbouring turn. Turns with
    no recognised text are dropped, like the reference's "skip unintelligible speech": this also removes VAD false
    alarms (music, noise) that would otherwise become voice entities.
@@ -48,7 +51,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -257,7 +260,11 @@ def _pooled_turns(audio: np.ndarray, segments: list[SpeechSegment], embedder: Sp
                   threshold: float, min_speech_s: float, gap_s: float) -> list[_Turn]:
     """Turns that survive short pauses, each embedded as the mean of its sliding windows (kept for merging)."""
     joined = join_pauses(segments, gap_s)
-    turns = _embedding_turns(audio, joined, embedder, threshold, min_speech_s)
+    return _with_windows(audio, _embedding_turns(audio, joined, embedder, threshold, min_speech_s), embedder)
+
+
+def _with_windows(audio: np.ndarray, turns: list[_Turn], embedder: SpeakerEmbedder) -> list[_Turn]:
+    """Each turn re-embedded as the unit mean of its 1.6-s windows, which are kept for `merge_pooled`."""
     out = []
     for t in turns:
         wave = audio[int(round(t.start_s * SAMPLE_RATE)) : int(round(t.end_s * SAMPLE_RATE))]
@@ -380,11 +387,67 @@ def _write_snippet(audio: np.ndarray, start_s: float, end_s: float, abs_start: f
     return path.resolve().as_uri()
 
 
+def attach_rest(turns: list[_Turn], rest: Sequence[tuple[float, float]]) -> list[_Turn]:
+    """Give each never-embedded piece (overlap, silence, a short single-speaker bit) to the turn that ends where it
+    starts, else to the turn that starts where it ends; a piece with neither neighbour is dropped.
+
+    The piece only widens that turn's time span (so its words are transcribed and kept); the turn's voice vector
+    stays the one of its single-speaker audio, so overlapped speech never pulls a cluster. The preceding turn goes
+    first: the speaker who holds the floor when an overlap begins is usually the one talked over, and their
+    sentence runs on through it."""
+    eps = 1e-3
+    spans = [[t.start_s, t.end_s] for t in turns]
+    pending = sorted(rest)
+    progress = True
+    while pending and progress:  # a piece next to a piece that has just been attached attaches in the next pass
+        progress = False
+        for piece in list(pending):
+            a, b = piece
+            before = [k for k, (_, e) in enumerate(spans) if abs(e - a) < eps]
+            after = [k for k, (s0, _) in enumerate(spans) if abs(s0 - b) < eps]
+            if before:
+                spans[before[0]][1] = b
+            elif after:
+                spans[after[0]][0] = a
+            else:
+                continue
+            pending.remove(piece)
+            progress = True
+    return [replace(t, start_s=s0, end_s=e) for t, (s0, e) in zip(turns, spans, strict=True)]
+
+
+def _overlap_aware_turns(audio: np.ndarray, segments: list[SpeechSegment], settings: Settings,
+                         embedder: SpeakerEmbedder) -> list[_Turn]:
+    """`perception.overlap_detection`: the VAD spans (joined over pauses for "pooled") are cut by the segmentation
+    model into single-speaker pieces of at least `min_speech_s`, which go through the usual turn search and
+    embedding; overlapped and other unembedded time is then attached to a neighbouring turn (`attach_rest`)."""
+    from m3graph.perception.overlap import segmenter, split_span
+
+    cfg = settings.perception
+    if not segments:
+        return []  # nobody speaks: the segmentation model is not even loaded
+    pooled = cfg.voice_turns != "legacy"
+    spans = join_pauses(segments, cfg.voice_turn_gap_s) if pooled else segments
+    marks = segmenter(cfg.campplus_dir, cfg.threads).stretches(audio)
+    solo: list[SpeechSegment] = []
+    rest: list[tuple[float, float]] = []
+    for seg in spans:
+        pieces, other = split_span(seg.start_s, seg.end_s, marks, cfg.min_speech_s)
+        solo.extend(SpeechSegment(a, b) for a, b in pieces)
+        rest.extend(other)
+    turns = _embedding_turns(audio, solo, embedder, cfg.voice_cluster_threshold, cfg.min_speech_s)
+    if pooled:
+        turns = _with_windows(audio, turns, embedder)
+    return attach_rest(turns, rest)
+
+
 def speech_turns(audio: np.ndarray, settings: Settings, embedder: SpeakerEmbedder) -> list[_Turn]:
     """VAD, then speaker turns with voice vectors, by `perception.voice_turns` ("legacy": today's path before
-    issue 10, kept for the benchmark)."""
+    issue 10, kept for the benchmark) and `perception.overlap_detection`."""
     cfg = settings.perception
     segments = detect_speech(audio, cfg)
+    if cfg.overlap_detection:
+        return _overlap_aware_turns(audio, segments, settings, embedder)
     if cfg.voice_turns == "legacy":
         return _embedding_turns(audio, segments, embedder, cfg.voice_cluster_threshold, cfg.min_speech_s)
     return _pooled_turns(audio, segments, embedder, cfg.voice_cluster_threshold, cfg.min_speech_s,
