@@ -3,7 +3,7 @@
 The meta-clip rule (one face cluster and one voice cluster in the whole clip) links a face and a voice only in
 clips with a single person; a clip that shows two people one after the other, each speaking while shown, links
 nobody. This rule looks inside the clip: per-frame face detections (times on the video's timeline) against the
-voice's turn spans. A face is *alone* at a moment when it is the only face cluster detected within one sampling
+voice's turn spans. A face is *alone* at a moment when it is the only Face entity detected within one sampling
 step of it (5 fps: a single missed detection does not break a stretch).
 
 A voice V votes for a face F only when both directions agree, so that a listener or a bystander on screen is not
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from m3graph.observations import FaceCluster, VoiceCluster
@@ -39,7 +39,7 @@ STEP_S = 0.2  # the face sampling step (5 fps); speech is scanned on this grid
 class OnScreenLink:
     """Why a voice label votes for a face label (figures kept for reports and tests)."""
 
-    face_label: int
+    face_label: int  # the face cluster's label, or its entity id when the caller maps labels to entities
     voice_label: int
     alone_s: float  # the voice's speech with this face alone on screen
     voice_share: float  # of the voice's speech
@@ -58,9 +58,23 @@ def _near(sorted_times: list[float], t: float, tol: float) -> bool:
 
 
 def on_screen_links(faces: Sequence[FaceCluster], voices: Sequence[VoiceCluster], *, min_s: float,
-                    dominance: float, step_s: float = STEP_S) -> list[OnScreenLink]:
-    """The (face label, voice label) pairs of one clip that pass all three conditions (see the module doc)."""
-    times = {f.label: sorted(o.frame_time_s for o in f.observations) for f in faces}
+                    dominance: float, step_s: float = STEP_S, face_ids: Mapping[int, int] | None = None,
+                    voice_ids: Mapping[int, int] | None = None) -> list[OnScreenLink]:
+    """The (face, voice) pairs of one clip that pass all three conditions (see the module doc).
+
+    With `face_ids` / `voice_ids` (cluster label -> entity id) the rule counts entities, not clusters: two face
+    clusters resolved to one Face are one face on screen (so two people whose photos were resolved to one Face
+    share its speech and neither dominates it), and two voice clusters resolved to one Voice are one voice. The
+    returned labels are then entity ids; clusters missing from a given map take no part.
+    """
+    fkey = face_ids if face_ids is not None else {f.label: f.label for f in faces}
+    vkey = voice_ids if voice_ids is not None else {v.label: v.label for v in voices}
+    frames: dict[int, list[float]] = defaultdict(list)
+    for f in faces:
+        if f.label in fkey:
+            frames[fkey[f.label]].extend(o.frame_time_s for o in f.observations)
+    times = {k: sorted(ts) for k, ts in frames.items()}
+    voices = [v.model_copy(update={"label": vkey[v.label]}) for v in voices if v.label in vkey]
     tol = step_s * 1.01
     speech: dict[int, float] = defaultdict(float)  # voice -> seconds of speech
     alone: dict[tuple[int, int], float] = defaultdict(float)  # (face, voice) -> seconds

@@ -87,20 +87,31 @@ class MemoryGraph:
             votes = [EquivalenceVote(face_id=face_res[0].entity_id, voice_id=voice_res[0].entity_id,
                                      source="meta-clip")]
         elif self.settings.memory.on_screen_votes:
-            votes = self._on_screen_votes(faces, voices, face_res, voice_res)
+            votes = self._on_screen_votes(tx, clip, faces, voices, face_res, voice_res)
         record_clip_votes(tx, self.settings, clip.video_id, clip.clip_index, votes, ("meta-clip", "on-screen"))
         return face_res, voice_res
 
-    def _on_screen_votes(self, faces: Sequence[FaceCluster], voices: Sequence[VoiceCluster],
+    def _on_screen_votes(self, tx: Tx, clip: ClipInfo, faces: Sequence[FaceCluster], voices: Sequence[VoiceCluster],
                          face_res: Sequence[Resolution], voice_res: Sequence[Resolution]) -> list[EquivalenceVote]:
-        """A voice and the face alone on screen while it speaks (graphdb/on_screen.py); a meta-clip's single pair
-        already has its vote, so a clip gives one or the other, never both for one pair."""
+        """A Voice and the Face alone on screen while it speaks (graphdb/on_screen.py), counted per entity; a
+        meta-clip's single pair already has its vote, so a clip gives one or the other, never both for one pair.
+
+        Guard: the voices of one clip are distinct speakers and its faces distinct people, so a link that earlier
+        clips contradict here is not voted: the face already linked to another voice heard in this clip, or the
+        voice already linked to another face seen in it (a Face holding two people's photos, a listener).
+        """
         cfg = self.settings.memory
         face_ids = {r.label: r.entity_id for r in face_res}
         voice_ids = {r.label: r.entity_id for r in voice_res}
-        return [EquivalenceVote(face_id=face_ids[x.face_label], voice_id=voice_ids[x.voice_label], source="on-screen")
-                for x in on_screen_links(faces, voices, min_s=cfg.on_screen_min_s, dominance=cfg.on_screen_dominance)
-                if x.face_label in face_ids and x.voice_label in voice_ids]
+        links = on_screen_links(faces, voices, min_s=cfg.on_screen_min_s, dominance=cfg.on_screen_dominance,
+                                face_ids=face_ids, voice_ids=voice_ids)
+        if not links:
+            return []
+        prior = {(r["face_id"], r["voice_id"]) for r in tx.run(
+            "votes/prior_links", clip_key=clip.key, face_ids=sorted(set(face_ids.values())),
+            voice_ids=sorted(set(voice_ids.values())))}
+        return [EquivalenceVote(face_id=x.face_label, voice_id=x.voice_label, source="on-screen") for x in links
+                if not any((f == x.face_label) != (v == x.voice_label) for f, v in prior)]
 
     def resolve_clip(self, clip: ClipInfo, faces: Sequence[FaceCluster], voices: Sequence[VoiceCluster],
                      video_name: str | None = None) -> tuple[list[Resolution], list[Resolution]]:
