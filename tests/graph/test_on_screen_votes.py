@@ -118,3 +118,37 @@ def test_two_voices_of_one_face_merge_only_where_each_dominates(graph: MemoryGra
     assert (fa2, y2) == (fa, x2)
     assert _same(graph, x1, x2) and _same(graph, fa, x2)
     assert not _same(graph, fa, fb) and _same(graph, fb, yb)
+
+
+def test_a_link_earlier_clips_contradict_in_this_clip_gets_no_vote(graph: MemoryGraph) -> None:
+    g = rng(5)
+    pa, pb, pc, other = (unit(face_dim(graph), g) for _ in range(4))
+    va, vb = unit(voice_dim(graph), g), unit(voice_dim(graph), g)
+    # Clip 0: A speaks while alone on screen, then B: two votes.
+    (fa, fb), (xa, xb) = _register(graph, 0, [_face(0, pa, [(0, 15)], g), _face(1, pb, [(15, 30)], g)],
+                                   [_voice(0, va, [(1, 6), (8, 13)], g), _voice(1, vb, [(16, 28)], g)])
+    assert _votes(graph) == {(fa, xa): ["v#0|on-screen"], (fb, xb): ["v#0|on-screen"]}
+    # Clip 1: B's photo is resolved to A's Face (a face recognition error) and shown alone while B speaks; A speaks
+    # beside a stranger. A's voice, heard here, already owns that Face: B's voice gets no vote for it.
+    (f1, _), (y1, y2) = _register(graph, 1, [_face(0, pa, [(0, 10), (20, 30)], g), _face(1, other, [(0, 10)], g)],
+                                  [_voice(0, va, [(1, 9)], g), _voice(1, vb, [(21, 29)], g)])
+    assert (f1, y1, y2) == (fa, xa, xb)
+    # Clip 2: A is seen, then a listener C is shown alone for the rest while A's voice goes on: A's voice already
+    # owns A's Face, seen here, so the listener gets no vote.
+    (f2, fc), (y3, _) = _register(graph, 2, [_face(0, pa, [(0, 10)], g), _face(1, pc, [(10, 30)], g)],
+                                  [_voice(0, va, [(12, 28)], g), _voice(1, vb, [(1, 2)], g)])
+    assert (f2, y3) == (fa, xa)
+    assert _votes(graph) == {(fa, xa): ["v#0|on-screen"], (fb, xb): ["v#0|on-screen"]}
+    assert _same(graph, fa, xa) and _same(graph, fb, xb) and not _same(graph, fa, xb) and not _same(graph, fc, xa)
+    # Without the earlier clip's evidence (the rule off there), the same clip 1 does vote: the guard is what held.
+    with_settings(graph, variant(graph.settings, memory={"on_screen_votes": False})).register_clip(
+        add_clip(graph, "v", 0), *_clusters_of_clip0(pa, pb, va, vb, g))
+    _register(graph, 1, [_face(0, pa, [(0, 10), (20, 30)], g), _face(1, other, [(0, 10)], g)],
+              [_voice(0, va, [(1, 9)], g), _voice(1, vb, [(21, 29)], g)])
+    assert (fa, xb) in _votes(graph)
+
+
+def _clusters_of_clip0(pa: np.ndarray, pb: np.ndarray, va: np.ndarray, vb: np.ndarray,
+                       g: np.random.Generator) -> tuple[list[FaceCluster], list[VoiceCluster]]:
+    return ([_face(0, pa, [(0, 15)], g), _face(1, pb, [(15, 30)], g)],
+            [_voice(0, va, [(1, 6), (8, 13)], g), _voice(1, vb, [(16, 28)], g)])
