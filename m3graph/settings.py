@@ -162,6 +162,12 @@ class MemoryConfig(BaseModel):
     dedup_candidates: int = Field(50, ge=1, le=1000)
     character_mode: CharacterMode = CharacterMode.ARGMAX
     min_votes: int = Field(1, ge=1)  # argmax mode: a voice needs this many votes to join a face
+    # On-screen votes (graphdb/on_screen.py): a voice votes for the face alone on screen during its speech, when
+    # that face is visible for >= on_screen_min_s and >= on_screen_dominance of the voice's speech, and the voice
+    # holds >= on_screen_dominance of all speech while that face is alone. False: meta-clip votes only.
+    on_screen_votes: bool = True
+    on_screen_min_s: float = Field(3.0, gt=0)
+    on_screen_dominance: float = Field(0.6, gt=0.5, le=1)
 
 
 class SearchConfig(BaseModel):

@@ -17,12 +17,22 @@ from m3graph.settings import Settings
 @click.option("--short", is_flag=True, help="The 90-s, 3-person version the tests use (default: 180 s, 5 people).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--fresh", is_flag=True, help="Delete the video from the graph first and ingest it again.")
+@click.option("--compare-votes", is_flag=True,
+              help="Also score the video with on-screen votes switched the other way (memory.on_screen_votes): "
+              "the clips' votes are rewritten, scored, then restored, in the same run.")
 @click.pass_obj
-def identity_video(settings: Settings, identity_dir: Path, out_dir: Path, short: bool, seed: int, fresh: bool) -> None:
+def identity_video(settings: Settings, identity_dir: Path, out_dir: Path, short: bool, seed: int, fresh: bool,
+                   compare_votes: bool) -> None:
     """Builds the labelled video, ingests it (perception memorizer) into the configured graph and scores faces,
     voices and face-voice characters against the truth. Entities already in the graph take part in matching:
     use an empty, throwaway graph for figures to compare."""
-    from m3graph.devkit.labelled_media import FULL_LAYOUT, SHORT_LAYOUT, build_labelled_video, evaluate_labelled
+    from m3graph.devkit.labelled_media import (
+        FULL_LAYOUT,
+        SHORT_LAYOUT,
+        build_labelled_video,
+        evaluate_labelled,
+        revote_labelled,
+    )
     from m3graph.embedding import text_embedder
     from m3graph.graphdb.store import MemoryGraph
     from m3graph.ingest.pipeline import ingest_video_inprocess
@@ -41,7 +51,12 @@ def identity_video(settings: Settings, identity_dir: Path, out_dir: Path, short:
             click.echo(f"note: the graph already holds {others}; they take part in identity matching")
         ingest_video_inprocess(graph, text_embedder(settings), Path(video.path), video.video_id,
                                progress=lambda v, i, n, stage: click.echo(f"  {v}: clip {i + 1}/{n} {stage}"))
-        click.echo(evaluate_labelled(graph, video).format())
+        on = settings.memory.on_screen_votes
+        click.echo(f"on-screen votes {'on' if on else 'off'}:\n" + evaluate_labelled(graph, video).format())
+        if compare_votes:
+            click.echo(f"on-screen votes {'off' if on else 'on'} (same perception, votes rewritten):\n"
+                       + revote_labelled(graph, video, not on).format())
+            revote_labelled(graph, video, on)
 
 
 if __name__ == "__main__":

@@ -390,6 +390,23 @@ def evaluate_labelled(graph: MemoryGraph, video: LabelledVideo) -> LabelledScore
         _plain(face_by_clip), _plain(voice_by_clip), sorted(bystanders - set(face_pred)))
 
 
+def revote_labelled(graph: MemoryGraph, video: LabelledVideo, on_screen_votes: bool) -> LabelledScore:
+    """Re-registers every clip of an ingested video from its cached perception with `memory.on_screen_votes` set
+    as given (identities keep their recorded mapping; only the clips' meta-clip/on-screen votes are rewritten),
+    then scores it: the two vote rules side by side on the same perception and entities."""
+    from m3graph.graphdb.store import MemoryGraph
+    from m3graph.ingest.pipeline import clip_infos, faces_stage, load_plan, voices_stage
+
+    memory = graph.settings.memory.model_copy(update={"on_screen_votes": on_screen_votes})
+    other = MemoryGraph(graph.ex, graph.settings.model_copy(update={"memory": memory}))
+    plan = load_plan(other.settings, video.video_id)
+    for w in plan.windows:
+        clip = clip_infos(other.settings, plan, [w.index])[0]
+        other.register_clip(clip, faces_stage(other.settings, plan, w.index),
+                            voices_stage(other.settings, plan, w.index), video_name=plan.video_id)
+    return evaluate_labelled(other, video)
+
+
 def _plain(by_clip: dict[str, dict[int, set[int]]]) -> dict[str, dict[int, list[int]]]:
     return {p: {c: sorted(ids) for c, ids in sorted(clips.items())} for p, clips in sorted(by_clip.items())}
 

@@ -200,9 +200,11 @@ def set_clip_votes(tx: Tx, settings: Settings, ckey: str, votes: Sequence[Equiva
 
 
 def record_clip_votes(tx: Tx, settings: Settings, video_id: str, clip_index: int,
-                      votes: Sequence[EquivalenceVote], source: str) -> int:
+                      votes: Sequence[EquivalenceVote], source: str | Sequence[str]) -> int:
+    """Sets the clip's votes of `source` (one source or several, e.g. the resolve step's meta-clip and on-screen
+    votes in one write) to exactly `votes`."""
     ckey = clip_key(video_id, clip_index)
     if tx.single("graph/get_clip", video_id=video_id, clip_index=clip_index) is None:
         raise NotFoundError(f"clip {ckey} does not exist; register it before recording votes")
     _check_entities(tx, [], votes)
-    return set_clip_votes(tx, settings, ckey, votes, (source,))
+    return set_clip_votes(tx, settings, ckey, votes, (source,) if isinstance(source, str) else tuple(source))

@@ -18,6 +18,7 @@ from m3graph.graphdb.executor import Executor, Tx
 from m3graph.graphdb.identity import resolve
 from m3graph.graphdb.imports import ImportRows, write_import_tx
 from m3graph.graphdb.memories import record_clip_votes, write_clip_memories
+from m3graph.graphdb.on_screen import on_screen_links
 from m3graph.graphdb.search import MemorySearch
 from m3graph.graphdb.types import (
     ClipInfo,
@@ -69,7 +70,8 @@ class MemoryGraph:
         """Clip, face and voice resolution and the meta-clip vote in ONE transaction: all or nothing.
 
         A clip with exactly one face cluster and one voice cluster (the paper's meta-clip) votes that they are
-        the same person.
+        the same person; in any other clip a voice votes for the face alone on screen while it speaks, where both
+        dominate each other (`memory.on_screen_votes`, m3graph/graphdb/on_screen.py).
         """
 
         return self.ex.write_tx(lambda tx: self._register_tx(tx, clip, faces, voices, video_name),
@@ -84,8 +86,32 @@ class MemoryGraph:
         if len(face_res) == 1 and len(voice_res) == 1:
             votes = [EquivalenceVote(face_id=face_res[0].entity_id, voice_id=voice_res[0].entity_id,
                                      source="meta-clip")]
-        record_clip_votes(tx, self.settings, clip.video_id, clip.clip_index, votes, "meta-clip")
+        elif self.settings.memory.on_screen_votes:
+            votes = self._on_screen_votes(tx, clip, faces, voices, face_res, voice_res)
+        record_clip_votes(tx, self.settings, clip.video_id, clip.clip_index, votes, ("meta-clip", "on-screen"))
         return face_res, voice_res
+
+    def _on_screen_votes(self, tx: Tx, clip: ClipInfo, faces: Sequence[FaceCluster], voices: Sequence[VoiceCluster],
+                         face_res: Sequence[Resolution], voice_res: Sequence[Resolution]) -> list[EquivalenceVote]:
+        """A Voice and the Face alone on screen while it speaks (graphdb/on_screen.py), counted per entity; a
+        meta-clip's single pair already has its vote, so a clip gives one or the other, never both for one pair.
+
+        Guard: the voices of one clip are distinct speakers and its faces distinct people, so a link that earlier
+        clips contradict here is not voted: the face already linked to another voice heard in this clip, or the
+        voice already linked to another face seen in it (a Face holding two people's photos, a listener).
+        """
+        cfg = self.settings.memory
+        face_ids = {r.label: r.entity_id for r in face_res}
+        voice_ids = {r.label: r.entity_id for r in voice_res}
+        links = on_screen_links(faces, voices, min_s=cfg.on_screen_min_s, dominance=cfg.on_screen_dominance,
+                                face_ids=face_ids, voice_ids=voice_ids)
+        if not links:
+            return []
+        prior = {(r["face_id"], r["voice_id"]) for r in tx.run(
+            "votes/prior_links", clip_key=clip.key, face_ids=sorted(set(face_ids.values())),
+            voice_ids=sorted(set(voice_ids.values())))}
+        return [EquivalenceVote(face_id=x.face_label, voice_id=x.voice_label, source="on-screen") for x in links
+                if not any((f == x.face_label) != (v == x.voice_label) for f, v in prior)]
 
     def resolve_clip(self, clip: ClipInfo, faces: Sequence[FaceCluster], voices: Sequence[VoiceCluster],
                      video_name: str | None = None) -> tuple[list[Resolution], list[Resolution]]:

@@ -105,7 +105,7 @@ class MemoryIn(_Frozen):
 class EquivalenceVote(_Frozen):
     face_id: int
     voice_id: int
-    source: Literal["memory", "meta-clip", "import", "manual"] = "memory"
+    source: Literal["memory", "meta-clip", "on-screen", "import", "manual"] = "memory"
 
 
 class MemoryWriteSummary(_Frozen):

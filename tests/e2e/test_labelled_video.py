@@ -22,6 +22,7 @@ from m3graph.devkit.labelled_media import (  # noqa: E402
     LabelledVideo,
     build_labelled_video,
     evaluate_labelled,
+    revote_labelled,
 )
 from m3graph.embedding import text_embedder  # noqa: E402
 from m3graph.graphdb.store import MemoryGraph  # noqa: E402
@@ -42,12 +43,17 @@ def video() -> LabelledVideo:
 
 
 @pytest.fixture(scope="module")
-def score(memory_graph: MemoryGraph, video: LabelledVideo, tmp_path_factory: pytest.TempPathFactory) -> LabelledScore:
+def ingested(memory_graph: MemoryGraph, video: LabelledVideo, tmp_path_factory: pytest.TempPathFactory) -> MemoryGraph:
     wipe(memory_graph)
     settings = variant(memory_graph.settings, identity={"face_threshold": None, "voice_threshold": None})
     graph = with_settings(memory_graph, settings.model_copy(update={"data_dir": tmp_path_factory.mktemp("data")}))
     ingest_video_inprocess(graph, text_embedder(graph.settings), Path(video.path), video.video_id)
-    result = evaluate_labelled(graph, video)
+    return graph
+
+
+@pytest.fixture(scope="module")
+def score(ingested: MemoryGraph, video: LabelledVideo) -> LabelledScore:
+    result = evaluate_labelled(ingested, video)
     print("\n" + result.format())  # the measured figures, with -s
     return result
 
@@ -107,3 +113,19 @@ def test_one_voice_entity_per_person(score: LabelledScore) -> None:
 def test_meta_clip_joins_face_and_voice(score: LabelledScore) -> None:
     assert score.joined["P2"]  # clip 1 holds P2 alone: one face, one voice, one character
     assert score.merged_characters == 0  # no character mixes two people
+
+
+# On-screen votes (issue 20, m3graph/graphdb/on_screen.py): in clips 0 and 2 each person speaks while their photo is
+# alone on screen, so each voice votes for its face; meta-clip votes alone join only P2 (the one-person clip 1).
+# Measured: 3 of 3 joined, 1 of 3 with the rule off, no character mixing people, with CAM++ and with Resemblyzer (whose
+# split of P0's clip-0 speech into two Voices gives no vote there; P0's main Voice votes in clip 2).
+def test_on_screen_votes_join_every_person(ingested: MemoryGraph, video: LabelledVideo, score: LabelledScore) -> None:
+    assert ingested.settings.memory.on_screen_votes
+    assert score.joined == {"P0": True, "P1": True, "P2": True}, score.format()
+    assert score.merged_characters == 0
+    try:  # the same perception and entities, meta-clip votes only: the rule is what joins P0 and P1
+        off = revote_labelled(ingested, video, on_screen_votes=False)
+        assert off.joined == {"P0": False, "P1": False, "P2": True} and off.merged_characters == 0, off.format()
+    finally:
+        again = revote_labelled(ingested, video, on_screen_votes=True)
+    assert again.joined == score.joined  # switching back restores the votes exactly
