@@ -20,7 +20,7 @@ from m3graph.perception.people import detect_people
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.perception_people", description=__doc__.splitlines()[0])
-    p.add_argument("--fps", type=float, nargs="+", default=[2.0])
+    p.add_argument("--fps", type=float, nargs="+", default=[1.0])
     p.add_argument("--side", type=int, nargs="+", default=[640])
     p.add_argument("--limits", action="store_true", help="only the detection rate by person height, tilt and "
                                                              "occlusion (single frames)")

@@ -291,10 +291,11 @@ class PerceptionConfig(BaseModel):
     pyannote_pipeline: Path | None = None
     threads: int = Field(2, ge=1)
     # People seen by body shape when no face accounts for them (issue 20): OpenCV's packaged HOG pedestrian detector
-    # on `people_fps` frames per second shrunk to `people_side_px` (about 4 s of CPU per 30-s clip at 2 fps and
-    # 640 px; people under ~100 px tall at that size are not seen); "off" skips it.
+    # on `people_fps` frames per second shrunk to `people_side_px` (about 2.4 s of CPU per 30-s clip at 1 fps and
+    # 640 px, 4.8 s at 2 fps for a count error of 0.083 instead of 0.100 per frame: docs/people.md, so 1 fps keeps
+    # perception inside its real-time budget; people under ~100 px tall at that size are not seen); "off" skips it.
     people_detector: Literal["hog", "off"] = "hog"
-    people_fps: float = Field(2.0, gt=0, le=10)
+    people_fps: float = Field(1.0, gt=0, le=10)
     people_side_px: int = Field(640, ge=160, le=1920)
 
     @model_validator(mode="after")

@@ -283,7 +283,7 @@ def describe(report: PeopleReport, clip_start_s: float,
     return lines
 
 
-def detect_people(path: Path, fps: float = 2.0, side_px: int = 640) -> PeopleReport:
+def detect_people(path: Path, fps: float = 1.0, side_px: int = 640) -> PeopleReport:
     """Sample the clip at `fps`, shrink frames to `side_px` on the long side (never enlarged), detect and track."""
     import cv2
 
@@ -317,7 +317,7 @@ def detect_people(path: Path, fps: float = 2.0, side_px: int = 640) -> PeopleRep
 
 
 def describe_people(path: str | Path | None, clip_start_s: float,
-                    faces: Sequence[tuple[float, tuple[int, int, int, int]]] = (), fps: float = 2.0,
+                    faces: Sequence[tuple[float, tuple[int, int, int, int]]] = (), fps: float = 1.0,
                     side_px: int = 640) -> list[tuple[float, str]]:
     """People lines for a clip file; [] without a readable video. Never fails memorization (a description is
     extra)."""

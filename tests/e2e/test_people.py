@@ -29,7 +29,7 @@ def video() -> Path:
 
 
 def test_counts_directions_and_times_match_the_known_walkers(video: Path) -> None:
-    s = score(detect_people(video))  # the defaults: 2 fps, 640 px
+    s = score(detect_people(video))  # the defaults: 1 fps, 640 px
     # Measured 0.117 (docs/people.md); the tolerance leaves room for codec changes.
     assert s.count_mae <= 0.25, s
     assert s.people_found == s.people_true == len(WALKERS), s
