@@ -115,6 +115,7 @@ def test_wrong_answers_split_into_retrieval_and_reading_misses(tmp_path: Path) -
     assert (single.false_abstentions, single.false_abstentions_shown) == (1, 1)
     assert (total.retrieval_misses, total.reading_misses, total.answered_unanswerable) == (1, 2, 1)
     assert (total.turns, total.turns_shown) == (6, 4)  # q3's D1:3 under the wrong label is not counted
+    assert (total.sessions, total.sessions_found) == (6, 4)  # q1 found one of its two sessions, q3 none
     # oracle: q1's "coastal path" misses the date, every other oracle answer matches
     assert (total.oracle_correct, total.oracle_n) == (4, 5)
     assert report.not_in_data == ["elsewhere/q0"]

@@ -179,6 +179,8 @@ class Row:
     any_shown: int = 0
     turns: int = 0
     turns_shown: int = 0
+    sessions: int = 0  # evidence sessions (clips), and those among the clips the rounds retrieved
+    sessions_found: int = 0
     retrieval_misses: int = 0
     reading_misses: int = 0
     false_abstentions: int = 0  # answerable, abstained
@@ -196,6 +198,8 @@ class Row:
             self.any_shown += q.any_shown
             self.turns += len(q.evidence)
             self.turns_shown += len(q.shown)
+            self.sessions += q.sessions
+            self.sessions_found += q.sessions_found
         kind = q.kind
         self.retrieval_misses += kind == "retrieval miss"
         self.reading_misses += kind == "reading miss"
