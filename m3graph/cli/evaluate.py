@@ -295,8 +295,9 @@ def _chat_report_only(files: Sequence[Path], out: Path, oracle_results: Path | N
     if not out.is_file():
         raise click.ClickException(f"{out}: no results file to report on")
     records = list(ResultsFile(out).load().values())
-    click.echo(summarize(records).format())
-    click.echo(f"report: {write_report(summarize(records), out)}")
+    report = summarize(records)
+    click.echo(report.format())
+    click.echo(f"report: {write_report(report, out)}")
     _chat_misses(files, out, {r["id"] for r in records}, oracle_results)
 
 
