@@ -118,6 +118,7 @@ def test_wrong_answers_split_into_retrieval_and_reading_misses(tmp_path: Path) -
     assert (total.sessions, total.sessions_found) == (6, 4)  # q1 found one of its two sessions, q3 none
     # oracle: q1's "coastal path" misses the date, every other oracle answer matches
     assert (total.oracle_correct, total.oracle_n) == (4, 5)
+    assert (total.retrieval_misses_oracle_right, total.reading_misses_oracle_right) == (0, 2)
     assert report.not_in_data == ["elsewhere/q0"]
     table = report.format()
     assert "single-hop" in table and "oracle" in table and "answered 1" in table

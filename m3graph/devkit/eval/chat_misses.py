@@ -188,6 +188,8 @@ class Row:
     answered_unanswerable: int = 0
     oracle_n: int = 0
     oracle_correct: int = 0
+    retrieval_misses_oracle_right: int = 0  # a retrieval miss the oracle answers right: retrieval would fix it
+    reading_misses_oracle_right: int = 0  # a reading miss the oracle answers right: the other lines distracted
 
     def add(self, q: QuestionMiss) -> None:
         self.n += 1
@@ -252,8 +254,10 @@ class MissReport:
                  "was shown (then a reading miss); false-abst: answerable questions abstained on (of them, with all "
                  "evidence shown)."]
         if self.oracle:
+            t = self.rows["total"]
             notes.append("oracle: answer match when the reader is given only the gold evidence lines "
-                         "(`m3graph eval chat-qa --oracle`).")
+                         f"(`m3graph eval chat-qa --oracle`); it answers {t.retrieval_misses_oracle_right} of the "
+                         f"retrieval misses and {t.reading_misses_oracle_right} of the reading misses right.")
         if self.not_in_data:
             shown = ", ".join(self.not_in_data[:5]) + (" …" if len(self.not_in_data) > 5 else "")
             notes.append(f"{len(self.not_in_data)} records match no question of the data: {shown}")
@@ -289,9 +293,11 @@ def analyse(records: Iterable[Mapping[str, Any]], questions: Mapping[str, ChatQu
             row.add(miss)
             if oracle is not None and miss.id in oracle:
                 o = oracle[miss.id]
+                right = answer_match(o.get("answer"), o.get("gt") or "", UNANSWERABLE in (o.get("tags") or ())) == "yes"
                 row.oracle_n += 1
-                row.oracle_correct += answer_match(o.get("answer"), o.get("gt") or "",
-                                                   UNANSWERABLE in (o.get("tags") or ())) == "yes"
+                row.oracle_correct += right
+                row.retrieval_misses_oracle_right += right and miss.kind == "retrieval miss"
+                row.reading_misses_oracle_right += right and miss.kind == "reading miss"
     if not report.questions and report.not_in_data:
         raise InvalidInputError(f"none of the {len(report.not_in_data)} result records is a question of the "
                                 "conversation files given (wrong --data?)")
