@@ -11,7 +11,7 @@ import click
 
 from m3graph.devkit.eval.judge import Structured
 from m3graph.devkit.eval.m3bench import SPLITS, type_from_user
-from m3graph.devkit.eval.runner import DEFAULT_ANSWERER, EvalItem, EvalReport
+from m3graph.devkit.eval.runner import DEFAULT_ANSWERER, AnswererFactory, EvalItem, EvalReport
 from m3graph.settings import Settings
 
 if TYPE_CHECKING:
@@ -48,12 +48,14 @@ def _close(obj: object) -> None:
         close()
 
 
-def _evaluate(settings: Settings, graph: MemoryGraph, items: Sequence[EvalItem], out: Path, answerer_spec: str,
-              fresh: bool, skipped: dict[str, int], structured: Structured) -> EvalReport:
+def _evaluate(settings: Settings, graph: MemoryGraph, items: Sequence[EvalItem], out: Path,
+              answerer_spec: str | AnswererFactory, fresh: bool, skipped: dict[str, int],
+              structured: Structured) -> EvalReport:
     from m3graph.devkit.eval.judge import make_judge
     from m3graph.devkit.eval.runner import load_answerer_factory, run_eval, write_report
 
-    answerer = load_answerer_factory(answerer_spec)(settings, graph)
+    factory = load_answerer_factory(answerer_spec) if isinstance(answerer_spec, str) else answerer_spec
+    answerer = factory(settings, graph)
     judge = make_judge(settings, structured)
     try:
         click.echo(f"evaluating {len(items)} questions -> {out} (judge: {judge.name})")
@@ -226,29 +228,49 @@ def retrieval(settings: Settings, data_dir: Path | None, clip_k: int, node_k: in
 @click.option("--per-category", type=click.IntRange(min=0), default=20, show_default=True,
               help="Questions per category (1-5), the same ones for every model; 0: every question (the full set).")
 @click.option("--conversation", "conversations", multiple=True, help="Only this conversation (file stem; repeatable).")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_OUT_DIR / "chat-qa.jsonl",
-              show_default=True, help="Results JSONL; a re-run resumes it.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Results JSONL; a re-run resumes it (default .m3graph/eval/chat-qa.jsonl, with --oracle "
+                   "chat-qa-oracle.jsonl).")
 @click.option("--fresh", is_flag=True, help="Discard earlier results in --out instead of resuming.")
 @click.option("--answerer", "answerer_spec", default=DEFAULT_ANSWERER, show_default=True,
               help="module:factory building the answerer from (settings, graph).")
+@click.option("--oracle", is_flag=True,
+              help="Answer each question from its gold evidence lines (the controller's answer step, one round, no "
+                   "search): what reading alone can reach with the control model.")
+@click.option("--report-only", is_flag=True,
+              help="Only report on the existing --out file (no Neo4j, no model): scores and retrieval vs reading "
+                   "misses per category.")
+@click.option("--oracle-results", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="An --oracle results file: adds its answer match per category to the miss table.")
 @_judge_option
 @click.pass_obj
-def chat_qa(settings: Settings, data_dir: Path | None, per_category: int, conversations: tuple[str, ...], out: Path,
-            fresh: bool, answerer_spec: str, structured: Structured) -> None:
+def chat_qa(settings: Settings, data_dir: Path | None, per_category: int, conversations: tuple[str, ...],
+            out: Path | None, fresh: bool, answerer_spec: str, oracle: bool, report_only: bool,
+            oracle_results: Path | None, structured: Structured) -> None:
     """Questions of multi-session conversations (LoCoMo; category 5 = never mentioned, abstaining is right), each
     answered from its own conversation; conversations missing from the graph are ingested first, one episodic
-    memory per turn (no model)."""
+    memory per turn (no model). Every report ends with the miss table: whether each question's evidence turns
+    were among the lines the rounds showed the reader (a wrong answer is then a reading miss, else a retrieval
+    miss)."""
     from m3graph.devkit.eval.chat_qa import conversation_files, load_questions, stratified_sample
+
+    files = [f for f in conversation_files(data_dir) if not conversations or f.stem in conversations]
+    if not files:
+        raise click.ClickException(f"no conversation named {', '.join(conversations)}")
+    if oracle and answerer_spec != DEFAULT_ANSWERER:
+        raise click.UsageError("--oracle and --answerer exclude each other")
+    out = out or DEFAULT_OUT_DIR / ("chat-qa-oracle.jsonl" if oracle else "chat-qa.jsonl")
+    questions = stratified_sample([q for f in files for q in load_questions(f)], per_category or None)
+    if report_only:
+        _chat_report_only(files, out, oracle_results)
+        return
+    from m3graph.devkit.eval.chat_oracle import oracle_factory
     from m3graph.embedding import text_embedder
     from m3graph.graphdb.store import MemoryGraph
     from m3graph.ingest.chat.ingest import ingest_conversation
     from m3graph.ingest.chat.locomo import load_locomo
     from m3graph.localserver.server import ensure_server
 
-    files = [f for f in conversation_files(data_dir) if not conversations or f.stem in conversations]
-    if not files:
-        raise click.ClickException(f"no conversation named {', '.join(conversations)}")
-    questions = stratified_sample([q for f in files for q in load_questions(f)], per_category or None)
     ensure_server(settings)
     with MemoryGraph.connect(settings) as graph:
         embedder = text_embedder(settings)
@@ -261,7 +283,34 @@ def chat_qa(settings: Settings, data_dir: Path | None, per_category: int, conver
                 click.echo(f"ingested {conv.source_id}: {len(summary.sessions_written)} sessions, "
                            f"{summary.turns} turns")
         items = [q.item(sources[q.conversation]) for q in questions]
-        _evaluate(settings, graph, items, out, answerer_spec, fresh, {}, structured)
+        answerer = oracle_factory([(sources[q.conversation], q) for q in questions]) if oracle else answerer_spec
+        _evaluate(settings, graph, items, out, answerer, fresh, {}, structured)
+    _chat_misses(files, out, {i.id for i in items}, oracle_results)
+
+
+def _chat_report_only(files: Sequence[Path], out: Path, oracle_results: Path | None) -> None:
+    """The report of an existing results file, recomputed from its records (the file is not changed)."""
+    from m3graph.devkit.eval.runner import ResultsFile, summarize, write_report
+
+    if not out.is_file():
+        raise click.ClickException(f"{out}: no results file to report on")
+    records = list(ResultsFile(out).load().values())
+    report = summarize(records)
+    click.echo(report.format())
+    click.echo(f"report: {write_report(report, out)}")
+    _chat_misses(files, out, {r["id"] for r in records}, oracle_results)
+
+
+def _chat_misses(files: Sequence[Path], out: Path, ids: set[str], oracle_results: Path | None) -> None:
+    from m3graph.devkit.eval.chat_misses import analyse, load_data, write_misses
+    from m3graph.devkit.eval.runner import ResultsFile
+
+    records = [r for r in ResultsFile(out).load().values() if r["id"] in ids]
+    oracle = ResultsFile(oracle_results).load() if oracle_results is not None else None
+    questions, turns = load_data(files)
+    report = analyse(records, questions, turns, oracle)
+    click.echo("\nretrieval vs reading misses (evidence among the lines the rounds showed):\n" + report.format())
+    click.echo(f"misses: {write_misses(report, out)}")
 
 
 @evaluate.command("facts")
