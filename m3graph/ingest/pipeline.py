@@ -19,7 +19,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -155,13 +155,23 @@ def _exclusive(lock_path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _widths(vectors: Iterable[Sequence[float]]) -> set[int]:
+    """The vector sizes in a cached perception result. A cache written under another embedder (the speaker
+    embedder's default changed to CAM++, 192-d, from Resemblyzer, 256-d) must not feed old vectors into the new
+    index: a width other than the configured one makes the stage perceive the clip again."""
+    return {len(v) for v in vectors}
+
+
 def faces_stage(settings: Settings, plan: VideoPlan, index: int) -> list[FaceCluster]:
     from m3graph.ingest.video import sample_frames
     from m3graph.perception.faces import perceive_faces
 
     work = ClipWork(settings, plan.video_id, index)
     if work.faces.exists():
-        return _FACES.validate_json(work.faces.read_bytes())
+        cached = _FACES.validate_json(work.faces.read_bytes())
+        if _widths(o.embedding for c in cached for o in c.observations) <= {settings.identity.face_dim}:
+            return cached
+        log.info("clip %s#%d: cached faces come from another face model; perceiving again", plan.video_id, index)
     frames = sample_frames(work.clip, settings.fps, settings)
     clusters = perceive_faces(frames, settings, work.crops, plan.window(index).start_s)
     _atomic_write(work.faces, _FACES.dump_json(clusters).decode())
@@ -173,7 +183,10 @@ def voices_stage(settings: Settings, plan: VideoPlan, index: int) -> list[VoiceC
 
     work = ClipWork(settings, plan.video_id, index)
     if work.voices.exists():
-        return _VOICES.validate_json(work.voices.read_bytes())
+        cached = _VOICES.validate_json(work.voices.read_bytes())
+        if _widths(u.embedding for c in cached for u in c.utterances) <= {settings.identity.voice_dim}:
+            return cached
+        log.info("clip %s#%d: cached voices come from another speaker model; perceiving again", plan.video_id, index)
     start = plan.window(index).start_s
     clusters = perceive_voices(work.audio, settings, start, work.snippets) if work.audio.exists() else []
     _atomic_write(work.voices, _VOICES.dump_json(clusters).decode())
