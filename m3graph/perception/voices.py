@@ -90,6 +90,9 @@ class _Turn:
     group: str | None = None
     text: str = ""
     windows: np.ndarray | None = None  # the turn's unit 1.6-s window vectors ("pooled" turns), for `merge_pooled`
+    # The span the vector was computed from, when `attach_rest` widened the turn over audio never embedded
+    # (overlapped speech, short bits); None: the whole turn. The voice snippet holds this span only.
+    voiced: tuple[float, float] | None = None
 
 
 # ------------------------------------------------------------------------------------------ pure helpers
@@ -369,13 +372,17 @@ def _transcribe(audio: np.ndarray, turns: list[_Turn], asr: ASR) -> list[_Turn]:
         a = max(0.0, min(t.start_s, max(t.start_s - ASR_CONTEXT_S, prev_end)))
         b = min(duration, max(t.end_s, min(t.end_s + ASR_CONTEXT_S, next_start)))
         text = asr.transcribe(audio[int(round(a * SAMPLE_RATE)) : int(round(b * SAMPLE_RATE))], SAMPLE_RATE)
-        out.append(_Turn(t.start_s, t.end_s, t.embedding, t.group, text, t.windows))
+        out.append(replace(t, text=text))
     return out
 
 
 def _write_snippet(audio: np.ndarray, start_s: float, end_s: float, abs_start: float, abs_end: float,
                    audio_dir: Path) -> str:
-    """Write the turn's audio atomically under a name derived from its absolute time; returns a file:// URI."""
+    """Write the turn's voiced audio atomically under a name derived from its absolute time; returns a file:// URI.
+
+    The snippet is the voice evidence: exactly the audio the turn's vector came from (`_Turn.voiced`), so
+    `m3graph reembed --kind voice` reproduces the vector, and overlapped speech attached to the turn never enters a
+    re-embedded one either. The utterance's times and text cover the whole turn."""
     import soundfile as sf
 
     audio_dir.mkdir(parents=True, exist_ok=True)
@@ -413,7 +420,9 @@ def attach_rest(turns: list[_Turn], rest: Sequence[tuple[float, float]]) -> list
                 continue
             pending.remove(piece)
             progress = True
-    return [replace(t, start_s=s0, end_s=e) for t, (s0, e) in zip(turns, spans, strict=True)]
+    return [t if (s0, e) == (t.start_s, t.end_s)
+            else replace(t, start_s=s0, end_s=e, voiced=t.voiced or (t.start_s, t.end_s))
+            for t, (s0, e) in zip(turns, spans, strict=True)]
 
 
 def _overlap_aware_turns(audio: np.ndarray, segments: list[SpeechSegment], settings: Settings,
@@ -523,8 +532,8 @@ def perceive_voices(wav_path: Path, settings: Settings, clip_start_s: float = 0.
     grouped: dict[int, list[UtteranceObservation]] = {}
     for label, t in sorted(zip(labels, turns, strict=True), key=lambda p: (p[0], p[1].start_s)):
         abs_start, abs_end = round(clip_start_s + t.start_s, 3), round(clip_start_s + t.end_s, 3)
-        uri = None if audio_dir is None else _write_snippet(audio, t.start_s, t.end_s, abs_start, abs_end,
-                                                            Path(audio_dir))
+        v0, v1 = t.voiced or (t.start_s, t.end_s)
+        uri = None if audio_dir is None else _write_snippet(audio, v0, v1, abs_start, abs_end, Path(audio_dir))
         grouped.setdefault(label, []).append(UtteranceObservation(
             start_s=abs_start,
             end_s=abs_end,

@@ -88,3 +88,6 @@ def test_attach_rest_widens_neighbours_without_touching_their_vectors() -> None:
     # 12-13 touches no turn and is dropped.
     assert [(t.start_s, t.end_s) for t in out] == [(0.5, 5.0), (5.0, 9.5)]
     assert out[0].embedding is a and out[1].embedding is b
+    # The voiced span (what the vector came from, and what the voice snippet holds) stays the original one.
+    assert [t.voiced for t in out] == [(1.0, 4.0), (5.0, 9.0)]
+    assert attach_rest(out, [])[0].voiced == (1.0, 4.0) and attach_rest(turns, [])[0].voiced is None
