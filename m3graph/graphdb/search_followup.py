@@ -5,8 +5,8 @@ the question (dev set: about 40 of 74 multi-hop questions need a session the fir
 What the first hits say often names it: "What did Melanie paint after the trip?" finds the trip, and the trip's
 lines name the lake she painted. So the first search's top memories (`seeds`) give the follow-up its words: the
 content words they hold and the question lacks (speaker names and stop words left out), the more seeds a word is
-in and the higher they rank, the earlier it comes. The full-text ranking's own IDF then weighs those words by
-rarity, so common words cost little.
+in, the higher they rank and the fewer memories of the scope hold it (one UNWIND count over the full-text
+index), the earlier it comes.
 
 Strategies: "terms" searches again with the question plus those words; "feedback" also moves the query vector
 towards the seeds' vectors (Rocchio's pseudo-relevance feedback). The second ranking is fused with the first:
@@ -17,18 +17,21 @@ are the product's own (`MemorySearch`), so scope, `before_clip`, floors and vers
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from m3graph.fact_versions import VersionView
-from m3graph.graphdb.search import CURRENT, STOP_WORDS, MemorySearch
+from m3graph.graphdb.search import CURRENT, STOP_WORDS, MemorySearch, lucene_query_terms
 from m3graph.graphdb.types import ClipResult, RenderedMemory
 from m3graph.settings import FollowUpConfig
 
+_CAP = 1000  # full-text hits counted per word: beyond this a word is common anyway
+_MAX_TERMS = 32  # FollowUpConfig.terms' bound
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SPEAKER = re.compile(r"^\s*([^:<]{1,80})(?:<[^>]*>)?\s*:\s*")  # "Name <speaker_N>: " / "Name: " at a line's start
 
@@ -39,11 +42,14 @@ def _body(text: str) -> tuple[str | None, str]:
     return (m.group(1).strip(), text[m.end():]) if m else (None, text)
 
 
-def followup_terms(question: str, seeds: Sequence[RenderedMemory], n: int) -> list[str]:
+def followup_terms(question: str, seeds: Sequence[RenderedMemory], n: int,
+                   counts: Mapping[str, int] | None = None) -> list[str]:
     """The content words of the seeds (best first) that the question lacks, best first, at most `n`.
 
     A word scores 1 / (rank + 1) for each seed it occurs in; a word that is capitalised inside a sentence (a
-    name, a place, a title) scores double. Speakers' names are left out: every line of a conversation is theirs.
+    name, a place, a title) scores double. Speakers' names, and their beginnings ("Mel" for Melanie), are left
+    out: every line of a conversation is theirs. With `counts` (how many memories hold each word), a score is
+    multiplied by the word's rarity, log(1 + 1000 / (1 + count)): chit-chat ("wow", "awesome") names no session.
     """
     asked = {w for w in _WORD.findall(question.lower())}
     speakers: set[str] = set()
@@ -65,8 +71,16 @@ def followup_terms(question: str, seeds: Sequence[RenderedMemory], n: int) -> li
             seen[low] = max(seen.get(low, 0.0), 2.0 if named else 1.0)
         for low, weight in seen.items():
             score[low] = score.get(low, 0.0) + weight / (rank + 1)
-    ranked = sorted((w for w in score if w not in speakers), key=lambda w: (-score[w], w))
+    if counts is not None:
+        score = {w: v * math.log(1.0 + _CAP / (1.0 + counts.get(w, 0))) for w, v in score.items()}
+    ranked = sorted((w for w in score if not any(name.startswith(w) for name in speakers)),
+                    key=lambda w: (-score[w], w))
     return ranked[:n]
+
+
+def candidate_words(question: str, seeds: Sequence[RenderedMemory]) -> list[str]:
+    """Every word `followup_terms` may choose from these seeds (what `word_counts` is asked about)."""
+    return followup_terms(question, seeds, 4 * _MAX_TERMS)
 
 
 def _memories_by_rank(results: Sequence[ClipResult]) -> list[RenderedMemory]:
@@ -123,10 +137,19 @@ class FollowUpSearch:
         self.search = search
         self.cfg = cfg or search.settings.search.followup
 
-    def followup(self, query: Sequence[float], text: str, seeds: Sequence[RenderedMemory]
-                 ) -> tuple[list[float], str] | None:
+    def word_counts(self, words: Sequence[str], videos: Sequence[str] | None) -> dict[str, int]:
+        """How many memories of these videos hold each word (up to 1000), in one UNWIND query."""
+        batch = [{"word": w, "query": q} for w in words if (q := lucene_query_terms(w, "text"))]
+        if not batch:
+            return {}
+        rows = self.search.ex.read("search/followup_word_counts", words=batch,
+                                   videos=list(videos) if videos else None, cap=_CAP)
+        return {r["word"]: int(r["n"]) for r in rows}
+
+    def followup(self, query: Sequence[float], text: str, seeds: Sequence[RenderedMemory],
+                 videos: Sequence[str] | None = None) -> tuple[list[float], str] | None:
         """The follow-up's query vector and text, or None when the seeds add no word."""
-        words = followup_terms(text, seeds, self.cfg.terms)
+        words = followup_terms(text, seeds, self.cfg.terms, self.word_counts(candidate_words(text, seeds), videos))
         if not words:
             return None
         vector = list(query)
@@ -157,7 +180,7 @@ class FollowUpSearch:
         k = k or self.search.cfg.clip_topk
         pool = max(k, 10)
         first = self.search.search_clip(query, k=pool, text=text, **args)
-        plan = self.followup(query, text, self._seeds(query, text, kw | {"threshold": threshold}))
+        plan = self.followup(query, text, self._seeds(query, text, kw | {"threshold": threshold}), videos)
         if plan is None:
             return first[:k]
         second = self.search.search_clip(plan[0], k=pool, text=plan[1], **args)
@@ -175,11 +198,11 @@ class FollowUpSearch:
             return self.search.search_node(query, k=k, text=text, **kw)
         first = self.search.search_node(query, k=k - slots, text=text, **kw)
         seeds = _memories_by_rank(first)[:self.cfg.seeds]
-        plan = self.followup(query, text, seeds)
+        plan = self.followup(query, text, seeds, videos)
         if plan is None:
             return self.search.search_node(query, k=k, text=text, **kw)
         second = self.search.search_node(plan[0], k=k, text=plan[1], **kw)
         return merge_nodes(first, second, k)
 
 
-__all__ = ["FollowUpSearch", "followup_terms", "fuse_clips", "merge_nodes"]
+__all__ = ["FollowUpSearch", "candidate_words", "followup_terms", "fuse_clips", "merge_nodes"]
