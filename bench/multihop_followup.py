@@ -33,7 +33,7 @@ from m3graph.settings import FollowUpConfig, LocalServer, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 _TURN = re.compile(r"D(\d+):(\d+)")
-STRATEGIES = ("terms", "feedback")
+STRATEGIES = ("terms", "feedback", "spread")
 TERMS = (4, 8)
 SEEDS = 5
 CLIP_WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7)
@@ -44,10 +44,12 @@ def _turns(results: Sequence[Any]) -> set[str]:
     return {s for r in results for m in r.memories for s in m.source_ids}
 
 
-def run(graph: MemoryGraph, embedder: Any, questions: list[Any], clip_k: int, node_k: int) -> dict[str, Any]:
+def run(graph: MemoryGraph, embedder: Any, questions: list[Any], clip_k: int, node_k: int,
+        strategies: Sequence[str] = STRATEGIES) -> dict[str, Any]:
     search = graph.search
     embed = query_embed(embedder)
     corpora: dict[str, Corpus] = {}
+    spread = FollowUpSearch(search, FollowUpConfig(strategy="spread"))
     rows: list[dict[str, Any]] = []
     for q in questions:
         if q.category in NO_EVIDENCE_CATEGORIES:
@@ -59,7 +61,7 @@ def run(graph: MemoryGraph, embedder: Any, questions: list[Any], clip_k: int, no
             continue
         ev_clips = {corpus.turn_clip[t] for t in evidence}
         vec = embed([q.question])[0].tolist()
-        kw = {"videos": [q.video_id]}
+        kw: dict[str, Any] = {"videos": [q.video_id]}
         row: dict[str, Any] = {"video": q.video_id, "cat": f"{q.category} {CATEGORIES[q.category]}",
                                "clip": {}, "node": {}}
         first_clips = search.search_clip(vec, k=max(clip_k, 10), text=q.question, **kw)
@@ -68,10 +70,13 @@ def run(graph: MemoryGraph, embedder: Any, questions: list[Any], clip_k: int, no
         off_clips = [c.clip_index for c in first_clips[:clip_k]]
         row["clip"]["off"] = float(ev_clips <= set(off_clips))
         row["node"]["off"] = len(evidence & _turns(firsts[0])) / len(evidence)
-        for strategy, n in itertools.product(STRATEGIES, TERMS):
-            fu = FollowUpSearch(search, FollowUpConfig(strategy=strategy, seeds=SEEDS, terms=n))
+        for strategy, n in itertools.product(strategies, TERMS):
+            if strategy == "spread" and n != TERMS[0]:
+                continue  # adds no words: one setting of n is enough
+            fu = spread if strategy == "spread" else FollowUpSearch(
+                search, FollowUpConfig(strategy=strategy, seeds=SEEDS, terms=n))
             plan = fu.followup(vec, q.question, seeds_all, [q.video_id])
-            second = search.search_clip(plan[0], k=max(clip_k, 10), text=plan[1], **kw) if plan else []
+            second = fu.second.search_clip(plan[0], k=max(clip_k, 10), text=plan[1], **kw) if plan else []
             for w in CLIP_WEIGHTS:
                 got = fuse_clips(first_clips, second, w, clip_k) if plan else first_clips[:clip_k]
                 row["clip"][f"{strategy} n={n} w={w}"] = float(ev_clips <= {c.clip_index for c in got})
@@ -80,7 +85,7 @@ def run(graph: MemoryGraph, embedder: Any, questions: list[Any], clip_k: int, no
                     continue
                 seeds = _memories_by_rank(firsts[r])[:SEEDS]
                 p2 = fu.followup(vec, q.question, seeds, [q.video_id])
-                got_n = (merge_nodes(firsts[r], search.search_node(p2[0], k=node_k, text=p2[1], **kw), node_k)
+                got_n = (merge_nodes(firsts[r], fu.second.search_node(p2[0], k=node_k, text=p2[1], **kw), node_k)
                          if p2 else search.search_node(vec, k=node_k, text=q.question, **kw))
                 row["node"][f"{strategy} n={n} r={r}"] = len(evidence & _turns(got_n)) / len(evidence)
         rows.append(row)
@@ -110,17 +115,18 @@ def held_out(rows: list[dict[str, Any]], table: str, keys: Sequence[str]) -> tup
     return out, picked
 
 
-def report(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def report(rows: list[dict[str, Any]], strategies: Sequence[str] = STRATEGIES) -> dict[str, Any]:
     cats = sorted({r["cat"] for r in rows})
     out: dict[str, Any] = {"questions": len(rows), "counts": {c: sum(r["cat"] == c for r in rows) for c in cats}}
     for table in ("clip", "node"):
         keys = list(rows[0][table])
         out[table] = {k: {**{c: _mean(rows, table, k, c) for c in cats}, "all": _mean(rows, table, k)} for k in keys}
-        for strategy in STRATEGIES:
+        for strategy in strategies:
             mine = ["off", *[k for k in keys if k.startswith(strategy + " ")]]
             ho, picked = held_out(rows, table, mine)
             best = max(mine, key=lambda k: _mean(rows, table, k))
-            running = max(mine[1:], key=lambda k: _mean(rows, table, k))  # for latency: the follow-up must run
+            on = [k for k in mine[1:] if "w=0.0" not in k]  # for latency: settings under which the follow-up runs
+            running = max(on, key=lambda k: _mean(rows, table, k))
             out[f"{table}_{strategy}"] = {"in_sample_best": best, "in_sample": out[table][best], "best_on": running,
                                           "held_out": ho, "picked_per_fold": picked}
     return out
@@ -149,6 +155,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "multihop_followup.json")
     ap.add_argument("--limit", type=int, default=None, help="only the first N questions of each file")
     ap.add_argument("--latency-questions", type=int, default=60)
+    ap.add_argument("--strategies", nargs="+", choices=STRATEGIES, default=list(STRATEGIES))
     args = ap.parse_args()
     settings = Settings(local=LocalServer(home=args.home, port=args.port, heap_mb=1024, pagecache_mb=512,
                                           build_dir=ROOT / ".m3graph" / "launcher-build"))
@@ -161,11 +168,11 @@ def main() -> None:
             ingest(graph, embedder, conv)
             questions += qs[:args.limit] if args.limit else qs
         t0 = time.perf_counter()
-        result = report(run(graph, embedder, questions, 2, 10)["rows"])
+        result = report(run(graph, embedder, questions, 2, 10, args.strategies)["rows"], args.strategies)
         result["grid_s"] = time.perf_counter() - t0
         scored = [q for q in questions if q.category not in NO_EVIDENCE_CATEGORIES]
         lat = {"off": latency(graph.search, embedder, scored, FollowUpConfig(), args.latency_questions)}
-        for strategy in STRATEGIES:
+        for strategy in args.strategies:
             c = result[f"clip_{strategy}"]["best_on"]
             nk = result[f"node_{strategy}"]["best_on"]
             n = int(re.search(r"n=(\d+)", c + " " + nk + " n=8").group(1))  # type: ignore[union-attr]

@@ -175,12 +175,13 @@ class FollowUpConfig(BaseModel):
 
     Off by default: it doubles the graph round trips of a search, and its figures (docs/evaluation.md,
     "Multi-hop follow-up") are measured, not yet adopted. "terms": the question plus the content words of the first
-    hits that it lacks; "feedback": the same words with the query vector moved towards the first hits' vectors.
+    hits that it lacks; "feedback": the same words with the query vector moved towards the first hits' vectors;
+    "spread": the question again, ranked without the session terms (clip prior, clip document).
     """
 
     model_config = ConfigDict(frozen=True)
 
-    strategy: Literal["off", "terms", "feedback"] = "off"
+    strategy: Literal["off", "terms", "feedback", "spread"] = "off"
     seeds: int = Field(5, ge=1, le=50)  # the first search's top memories the follow-up is built from
     terms: int = Field(8, ge=1, le=32)  # content words added to the question
     feedback_weight: float = Field(0.5, ge=0, le=4)  # "feedback": query + this x the seeds' mean vector

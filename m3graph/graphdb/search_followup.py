@@ -9,8 +9,10 @@ in, the higher they rank and the fewer memories of the scope hold it (one UNWIND
 index), the earlier it comes.
 
 Strategies: "terms" searches again with the question plus those words; "feedback" also moves the query vector
-towards the seeds' vectors (Rocchio's pseudo-relevance feedback). The second ranking is fused with the first:
-`search_clip` mixes the two clip scores (each scaled by its best) with `clip_weight`; `search_node` keeps the
+towards the seeds' vectors (Rocchio's pseudo-relevance feedback); "spread" asks the question again without the
+session terms of the ranking (a memory ranks by its own score, a clip by its best memory), for questions whose
+evidence lines each match the question on their own but sit in weaker sessions. The second ranking is fused with
+the first: `search_clip` mixes the two clip scores (each scaled by its best) with `clip_weight`; `search_node` keeps the
 first search's top k - `node_slots` memories and fills the rest with the follow-up's best new ones. Both searches
 are the product's own (`MemorySearch`), so scope, `before_clip`, floors and versions apply to each unchanged.
 """
@@ -136,6 +138,12 @@ class FollowUpSearch:
     def __init__(self, search: MemorySearch, cfg: FollowUpConfig | None = None) -> None:
         self.search = search
         self.cfg = cfg or search.settings.search.followup
+        # "spread": the second search is the question again, ranked without the session terms (no clip prior, no
+        # clip document), so lines from sessions other than the best one can take the reserved places.
+        self.second = search
+        if self.cfg.strategy == "spread":
+            flat = search.cfg.model_copy(update={"clip_prior": 0.0, "clip_text_weight": 0.0})
+            self.second = MemorySearch(search.ex, search.settings.model_copy(update={"search": flat}))
 
     def word_counts(self, words: Sequence[str], videos: Sequence[str] | None) -> dict[str, int]:
         """How many memories of these videos hold each word (up to 1000), in one UNWIND query."""
@@ -148,7 +156,9 @@ class FollowUpSearch:
 
     def followup(self, query: Sequence[float], text: str, seeds: Sequence[RenderedMemory],
                  videos: Sequence[str] | None = None) -> tuple[list[float], str] | None:
-        """The follow-up's query vector and text, or None when the seeds add no word."""
+        """The follow-up's query vector and text, or None when the seeds add no word ("spread": the question's)."""
+        if self.cfg.strategy == "spread":
+            return list(query), text
         words = followup_terms(text, seeds, self.cfg.terms, self.word_counts(candidate_words(text, seeds), videos))
         if not words:
             return None
@@ -183,7 +193,7 @@ class FollowUpSearch:
         plan = self.followup(query, text, self._seeds(query, text, kw | {"threshold": threshold}), videos)
         if plan is None:
             return first[:k]
-        second = self.search.search_clip(plan[0], k=pool, text=plan[1], **args)
+        second = self.second.search_clip(plan[0], k=pool, text=plan[1], **args)
         return fuse_clips(first, second, self.cfg.clip_weight, k)
 
     def search_node(self, query: Sequence[float], videos: Sequence[str] | None = None, before_clip: int | None = None,
@@ -201,7 +211,7 @@ class FollowUpSearch:
         plan = self.followup(query, text, seeds, videos)
         if plan is None:
             return self.search.search_node(query, k=k, text=text, **kw)
-        second = self.search.search_node(plan[0], k=k, text=plan[1], **kw)
+        second = self.second.search_node(plan[0], k=k, text=plan[1], **kw)
         return merge_nodes(first, second, k)
 
 
