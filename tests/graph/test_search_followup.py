@@ -11,7 +11,7 @@ from m3graph.graphdb.store import MemoryGraph
 from m3graph.settings import FollowUpConfig
 from tests.helpers.graph import add_clip, mem, near, rng, text_dim, unit
 
-QUESTION = "Where did Melanie go camping with her kids?"
+QUESTION = "Where did the family go camping?"
 
 
 def _world(mg: MemoryGraph) -> np.ndarray:
@@ -19,11 +19,11 @@ def _world(mg: MemoryGraph) -> np.ndarray:
     direction the question does not share; clips 1, 2, 4 are weakly related chatter."""
     g = rng(7)
     q = unit(text_dim(mg), g)
-    lines = {0: [("Melanie: We went camping at Lake Tahoe with the kids last weekend.", 0.8)],
-             1: [("Caroline: The weather was lovely, we stayed home and watched films.", 0.35)],
-             2: [("Caroline: My kids love the beach more than anything.", 0.4)],
+    lines = {0: [("Melanie: We went camping at Lake Tahoe with the family last weekend.", 0.8)],
+             1: [("Caroline: The weather was lovely, we stayed home and watched films.", 0.3)],
+             2: [("Caroline: The beach is lovely this time of year.", 0.3)],
              3: [("Melanie: I painted the sunrise over Tahoe from our tent, my first landscape.", 0.0)],
-             4: [("Caroline: Work has been busy, I barely slept this week.", 0.3)]}
+             4: [("Caroline: Work has been busy, I barely slept this week.", 0.28)]}
     for clip, texts in lines.items():
         add_clip(mg, "mh", clip)
         mg.write_memories("mh", clip, [mem("episodic", t, near(q, cos, g)) for t, cos in texts]
@@ -47,8 +47,10 @@ def test_second_session_is_found_only_through_the_follow_up(graph: MemoryGraph) 
     assert painted not in _ids(off.search_node(q, ["mh"], k=3, text=QUESTION))
     # Off is the plain search, call for call.
     assert off.search_clip(q, ["mh"], k=2, text=QUESTION) == graph.search.search_clip(q, ["mh"], k=2, text=QUESTION)
+    # One seed: the weak chatter ranked after clip 0 would add its own words (as measured on the dev set, where
+    # seeds beyond the first pull the follow-up towards other chatter).
     for strategy in ("terms", "feedback"):
-        on = FollowUpSearch(graph.search, FollowUpConfig(strategy=strategy, clip_weight=0.5, node_slots=1))
+        on = FollowUpSearch(graph.search, FollowUpConfig(strategy=strategy, seeds=1, clip_weight=0.5, node_slots=1))
         assert _clips(on.search_clip(q, ["mh"], k=2, text=QUESTION)) == [0, 3], strategy
         nodes = on.search_node(q, ["mh"], k=3, text=QUESTION)
         assert painted in _ids(nodes) and sum(len(r.memories) for r in nodes) == 3, strategy
@@ -67,7 +69,7 @@ def test_follow_up_words_leave_out_speakers_and_the_question(graph: MemoryGraph)
     seeds = [m for r in graph.search.search_node(q, ["mh"], k=2, text=QUESTION) for m in r.memories]
     words = followup_terms(QUESTION, seeds, 4)
     assert "tahoe" in words and "lake" in words
-    assert not {"melanie", "caroline", "camping", "kids"} & set(words)
+    assert not {"melanie", "caroline", "camping", "family"} & set(words)
 
 
 @pytest.mark.parametrize("n", [1, 2])
