@@ -170,6 +170,25 @@ class MemoryConfig(BaseModel):
     on_screen_dominance: float = Field(0.6, gt=0.5, le=1)
 
 
+class FollowUpConfig(BaseModel):
+    """A second, informed search for questions whose evidence sits in two sessions (graphdb/search_followup.py).
+
+    Off by default: it doubles the graph round trips of a search, and its figures (docs/evaluation.md,
+    "Multi-hop follow-up") are measured, not yet adopted. "terms": the question plus the content words of the first
+    hits that it lacks; "feedback": the same words with the query vector moved towards the first hits' vectors;
+    "spread": the question again, ranked without the session terms (clip prior, clip document).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    strategy: Literal["off", "terms", "feedback", "spread"] = "off"
+    seeds: int = Field(5, ge=1, le=50)  # the first search's top memories the follow-up is built from
+    terms: int = Field(8, ge=1, le=32)  # content words added to the question
+    feedback_weight: float = Field(0.5, ge=0, le=4)  # "feedback": query + this x the seeds' mean vector
+    clip_weight: float = Field(0.3, ge=0, le=1)  # search_clip: the follow-up ranking's share of a clip's score
+    node_slots: int = Field(3, ge=0, le=100)  # search_node: memories kept for the follow-up's new hits
+
+
 class SearchConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -199,6 +218,7 @@ class SearchConfig(BaseModel):
     exact_scan_limit: int = Field(20000, ge=0)
     overfetch: int = Field(20, ge=1)
     max_index_candidates: int = Field(20000, ge=10)
+    followup: FollowUpConfig = FollowUpConfig()  # multi-hop second search (default off)
 
 
 class VectorIndexConfig(BaseModel):
