@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from m3graph.perception.scene import iter_frames
+
 log = logging.getLogger(__name__)
 
 NMS_IOU = 0.4  # boxes overlapping more than this are one person
@@ -285,34 +287,16 @@ def describe(report: PeopleReport, clip_start_s: float,
 
 def detect_people(path: Path, fps: float = 1.0, side_px: int = 640) -> PeopleReport:
     """Sample the clip at `fps`, shrink frames to `side_px` on the long side (never enlarged), detect and track."""
-    import cv2
-
     began = time.perf_counter()
-    cap = cv2.VideoCapture(str(path))
-    if not cap.isOpened():
-        return PeopleReport([], [], [], 0, 0, 0.0)
     hog = _detector()
-    native = cap.get(cv2.CAP_PROP_FPS) or 25.0
-    step = max(1, round(native / fps))
     times: list[float] = []
     found: list[list[Box]] = []
-    width = height = 0
-    k = 0
-    try:
-        while cap.grab():
-            if k % step == 0:
-                ok, bgr = cap.retrieve()
-                if not ok:
-                    break
-                height, width = bgr.shape[:2]
-                scale = min(1.0, side_px / max(height, width))
-                small = bgr if scale == 1.0 else cv2.resize(
-                    bgr, (max(1, round(width * scale)), max(1, round(height * scale))), interpolation=cv2.INTER_AREA)
-                times.append(k / native)
-                found.append(detect(hog, small, scale))
-            k += 1
-    finally:
-        cap.release()
+    size = (0, 0)
+    for t, small, scale, native in iter_frames(path, fps, side_px, enlarge=False):
+        times.append(t)
+        found.append(detect(hog, small, scale))
+        size = native
+    height, width = size
     return PeopleReport(times, found, track(times, found), width, height, time.perf_counter() - began)
 
 

@@ -10,6 +10,7 @@ clip with no face and no speech left no memory at all; with it, every clip is se
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,16 +41,18 @@ class Shot:
     motion: float  # mean absolute luma change between consecutive samples, in [0, 1]
 
 
-def sample_frames(path: Path, fps: float = SAMPLE_FPS) -> list[tuple[float, np.ndarray]]:
-    """(seconds, small RGB frame) every 1/fps s, decoded with OpenCV (grab/retrieve: skipped frames aren't decoded)."""
+def iter_frames(path: Path, fps: float, side_px: int, *, enlarge: bool = True
+                ) -> Iterator[tuple[float, np.ndarray, float, tuple[int, int]]]:
+    """(seconds, BGR frame scaled to `side_px` on its long side, the scale, the native (height, width)) every 1/fps s,
+    decoded with OpenCV (grab/retrieve: skipped frames are never decoded). Nothing when the file cannot be opened.
+    Shared by the scene description and people detection, which sample the same clip file."""
     import cv2
 
     cap = cv2.VideoCapture(str(path))
     if not cap.isOpened():
-        return []
+        return
     native = cap.get(cv2.CAP_PROP_FPS) or 25.0
     step = max(1, round(native / fps))
-    out: list[tuple[float, np.ndarray]] = []
     k = 0
     try:
         while cap.grab():
@@ -58,13 +61,22 @@ def sample_frames(path: Path, fps: float = SAMPLE_FPS) -> list[tuple[float, np.n
                 if not ok:
                     break
                 h, w = bgr.shape[:2]
-                s = ANALYSIS_SIDE_PX / max(h, w)
-                small = cv2.resize(bgr, (max(1, round(w * s)), max(1, round(h * s))), interpolation=cv2.INTER_AREA)
-                out.append((k / native, cv2.cvtColor(small, cv2.COLOR_BGR2RGB)))
+                scale = side_px / max(h, w)
+                if not enlarge:
+                    scale = min(1.0, scale)
+                small = bgr if scale == 1.0 else cv2.resize(
+                    bgr, (max(1, round(w * scale)), max(1, round(h * scale))), interpolation=cv2.INTER_AREA)
+                yield k / native, small, scale, (h, w)
             k += 1
     finally:
         cap.release()
-    return out
+
+
+def sample_frames(path: Path, fps: float = SAMPLE_FPS) -> list[tuple[float, np.ndarray]]:
+    """(seconds, small RGB frame) every 1/fps s, shrunk (or enlarged) to `ANALYSIS_SIDE_PX` on the long side."""
+    import cv2
+
+    return [(t, cv2.cvtColor(small, cv2.COLOR_BGR2RGB)) for t, small, _, _ in iter_frames(path, fps, ANALYSIS_SIDE_PX)]
 
 
 BAR_LUMA = 24  # 0-255: a border row/column darker than this in every sample is a letterbox/pillarbox bar
