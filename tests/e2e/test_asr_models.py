@@ -17,6 +17,7 @@ import pytest
 
 from m3graph.errors import ConfigError
 from m3graph.perception.asr import NAMED_MODEL_DIRS, NAMED_MODEL_PINS, WHISPER_BASE, check_named_model
+from tests.helpers.offline import NO_NETWORK
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_RATE = 16000
@@ -26,15 +27,7 @@ LINE = "Please put the coffee on the green table."
 
 # A fresh interpreter whose every outbound connection raises and is recorded: the model must need nothing but its
 # files (faster-whisper would otherwise reach for the hub for a missing tokenizer or a model name).
-_OFFLINE = r"""
-import json, socket, sys
-attempts = []
-def refuse(*args, **kwargs):
-    attempts.append(repr(args[1:2]))
-    raise OSError("network is unreachable (test)")
-socket.socket.connect = refuse
-socket.socket.connect_ex = refuse
-socket.create_connection = refuse
+_OFFLINE = NO_NETWORK + r"""
 from m3graph.perception.asr import asr_model
 from m3graph.perception.vad import load_audio
 from m3graph.settings import PerceptionConfig

@@ -14,18 +14,13 @@ from m3graph.embedding import query_embed, text_embedder
 from m3graph.embedding_onnx import FILES, ONNX_FILE, QUERY_INSTRUCTION, TOKENIZER_FILE, BgeEmbedder, model_dir
 from m3graph.errors import ConfigError
 from m3graph.settings import BGE_TEXT_MODEL, Settings, TextModelConfig
+from tests.helpers.offline import NO_NETWORK
 
 REPO = Path(__file__).resolve().parents[2]
 BGE = TextModelConfig(model=BGE_TEXT_MODEL, models_dir=REPO / ".m3graph" / "text-models", query_instruction=True)
 
 # Runs in a fresh interpreter whose every outbound connection raises: the model must need nothing but its files.
-_OFFLINE = """
-import socket, sys
-def refuse(*a, **k):
-    raise OSError("network is unreachable (test)")
-socket.socket.connect = refuse
-socket.socket.connect_ex = refuse
-socket.create_connection = refuse
+_OFFLINE = NO_NETWORK + """
 from m3graph.embedding import query_embed, text_embedder
 from m3graph.settings import Settings
 e = text_embedder(Settings(text_model={"model": "bge-small-en-v1.5-q", "models_dir": sys.argv[1]}))

@@ -31,6 +31,7 @@ from m3graph.settings import (  # noqa: E402
     PerceptionConfig,
     Settings,
 )
+from tests.helpers.offline import NO_NETWORK  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 VOICES = REPO.parent / "shared" / "data" / "identity" / "voices" / "librispeech_test-other"
@@ -50,16 +51,7 @@ def campplus(model_dir: Path) -> CAMPPlusEmbedder:
     return speaker_embedder("campplus", model_dir=model_dir)  # type: ignore[return-value]
 
 
-_OFFLINE_LOAD = r"""
-import json, socket, sys
-attempts = []
-def refuse(self, *args, **kwargs):
-    attempts.append(repr(args))
-    raise OSError("network disabled by the test")
-socket.socket.connect = refuse
-socket.socket.connect_ex = refuse
-socket.create_connection = lambda *a, **k: refuse(None, *a)
-import numpy as np
+_OFFLINE_LOAD = NO_NETWORK + r"""import numpy as np
 from pathlib import Path
 from m3graph.perception.speaker import speaker_embedder
 emb = speaker_embedder("campplus", model_dir=Path(sys.argv[1]))

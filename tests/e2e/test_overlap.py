@@ -31,6 +31,7 @@ from m3graph.perception.overlap import WEIGHTS, Segmenter, check_file  # noqa: E
 from m3graph.perception.speaker import speaker_embedder  # noqa: E402
 from m3graph.perception.vad import SAMPLE_RATE, SpeechSegment, load_audio  # noqa: E402
 from m3graph.settings import Settings  # noqa: E402
+from tests.helpers.offline import NO_NETWORK  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 TOLERANCE_S = 0.3  # the model placed both edges within 0.1 s here; espeak word edges and 0.1-s smoothing blur them
@@ -72,16 +73,7 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[np.ndarray, float, 
     return audio, b_start / SAMPLE_RATE, (lead + a.size) / SAMPLE_RATE
 
 
-_OFFLINE_LOAD = r"""
-import json, socket, sys
-attempts = []
-def refuse(self, *args, **kwargs):
-    attempts.append(repr(args))
-    raise OSError("network disabled by the test")
-socket.socket.connect = refuse
-socket.socket.connect_ex = refuse
-socket.create_connection = lambda *a, **k: refuse(None, *a)
-import numpy as np
+_OFFLINE_LOAD = NO_NETWORK + r"""import numpy as np
 from pathlib import Path
 from m3graph.perception.overlap import Segmenter
 rng = np.random.default_rng(0)
