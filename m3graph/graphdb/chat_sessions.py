@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from m3graph.graphdb.characters import refresh_characters
 from m3graph.graphdb.clip_state import ClipState, set_state_tx
 from m3graph.graphdb.executor import Executor, Tx
+from m3graph.graphdb.files import FileLinks
 from m3graph.graphdb.memories import write_clip_memories
 from m3graph.graphdb.types import ClipInfo, MemoryIn, clip_key
 from m3graph.settings import Settings
@@ -23,7 +24,7 @@ RenderMemories = Callable[[Mapping[str, int]], list[MemoryIn]]
 
 def write_session(ex: Executor, settings: Settings, source_id: str, session_key: str, clip: ClipInfo,
                   speaker_keys: Mapping[str, str], turns_by_speaker: Mapping[str, int], n_turns: int,
-                  render: RenderMemories) -> int | None:
+                  render: RenderMemories, files: FileLinks | None = None) -> int | None:
     """Writes a session unless it is already stored; returns the number of new speakers, or None if it was."""
 
     def work(tx: Tx) -> int | None:
@@ -45,6 +46,8 @@ def write_session(ex: Executor, settings: Settings, source_id: str, session_key:
                           "name": speaker_keys[n].split("|", 1)[1], "as_name": n, "entity_id": ids[n],
                           "turns": turns_by_speaker.get(n, 0)} for n in names])
         write_clip_memories(tx, settings, source_id, clip.clip_index, render(ids))
+        if files is not None:  # the files the session shares, linked to its memories (graphdb/files.py)
+            files.write(tx, clip_key(source_id, clip.clip_index))
         set_state_tx(tx, source_id, clip.clip_index, ClipState.MEMORIZED)
         refresh_characters(tx, settings, sorted(ids.values()))
         return len(missing)

@@ -1,0 +1,179 @@
+"""Files shared in a conversation: checked, copied content-addressed, and turned into surrogate memories.
+
+A turn's `FileRef.path` is untrusted. It is resolved under the one directory the caller allows (the files root:
+`ingest-chat --files-root`, default the conversation file's directory; the MCP server's `--files-root`), with
+symlinks followed *before* the check, so an absolute path, a ``..`` escape or a link pointing out of the root is
+refused. Only a regular file within `files.max_file_mb` is read, its type comes from its bytes
+(`perception.file_types`), and it is copied once into ``<data_dir>/files/<sha[:2]>/<sha><ext>``: the same bytes
+shared twice are one stored copy and one `File` node. Everything after the copy reads the stored copy, which
+cannot change under us.
+
+Each file's surrogate is text a search can find, one episodic memory per passage, each starting with where it
+comes from: ``[file receipt.pdf, document, page 2, shared by Ann] ...``. All of it passes `safe_text`, like a
+chat turn: a ``<face_3>`` written in a PDF or read by OCR is text, never a reference to an entity.
+
+A bad file (outside the root, too big, not an allowed type, an image that is not one, a corrupt or
+password-protected PDF, a zip bomb) is refused on its own with a one-line reason (`FileProblem`); the turn and
+the rest of the conversation are still ingested.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import stat
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from m3graph.graphdb.tags import safe_text
+from m3graph.ingest.chat.model import FileRef, Turn
+from m3graph.perception import documents, still_image
+from m3graph.perception.file_types import FileRejected, FileType, sniff
+from m3graph.settings import Settings
+
+log = logging.getLogger(__name__)
+FILES_DIR = "files"
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class SharedFile:
+    """One file a turn shared, stored and described; `surrogates` are memory texts (tags already escaped)."""
+
+    turn_id: str
+    sha256: str
+    kind: str
+    mime: str
+    size: int
+    name: str
+    stored: str  # relative to data_dir: files/ab/ab12....pdf
+    shared_at: datetime | None
+    surrogates: tuple[str, ...]
+
+    def row(self) -> dict[str, object]:
+        return {"turn_id": self.turn_id, "sha256": self.sha256, "kind": self.kind, "mime": self.mime,
+                "size": self.size, "name": self.name, "stored": self.stored, "shared_at": self.shared_at}
+
+
+@dataclass(frozen=True)
+class FileProblem:
+    turn_id: str
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"turn {self.turn_id}: file {self.path}: {self.reason}"
+
+
+def resolve(root: Path, ref: FileRef, max_bytes: int) -> Path:
+    """The regular file `ref` names under `root` (symlinks resolved first); raises `FileRejected`."""
+    raw = Path(ref.path)
+    if raw.is_absolute() or ref.path.startswith(("/", "\\")) or (len(ref.path) > 1 and ref.path[1] == ":"):
+        raise FileRejected("an absolute path (give it relative to the files root)")
+    base = root.resolve()
+    target = (base / raw).resolve()
+    if not target.is_relative_to(base):
+        raise FileRejected(f"outside the allowed files root {base} (after resolving '..' and links)")
+    try:
+        info = target.stat()
+    except OSError:
+        raise FileRejected("no such file under the files root") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise FileRejected("not a regular file")
+    if info.st_size > max_bytes:
+        raise FileRejected(f"{info.st_size / 2**20:.1f} MB, more than files.max_file_mb = {max_bytes / 2**20:g} MB")
+    return target
+
+
+def _hash(path: Path, max_bytes: int) -> tuple[str, int]:
+    h, size = hashlib.sha256(), 0
+    with path.open("rb") as f:
+        while chunk := f.read(_CHUNK):
+            size += len(chunk)
+            if size > max_bytes:  # grew since it was checked
+                raise FileRejected(f"more than files.max_file_mb = {max_bytes / 2**20:g} MB")
+            h.update(chunk)
+    return h.hexdigest(), size
+
+
+def stored_path(settings: Settings, sha256: str, ext: str) -> str:
+    return f"{FILES_DIR}/{sha256[:2]}/{sha256}{ext}"
+
+
+def store(settings: Settings, source: Path, sha256: str, ext: str) -> Path:
+    """The content-addressed copy (made once: written aside, then renamed into place)."""
+    target = settings.data_dir / stored_path(settings, sha256, ext)
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.part")
+    try:
+        shutil.copyfile(source, tmp)
+        if hashlib.sha256(tmp.read_bytes()).hexdigest() != sha256:
+            raise FileRejected("the file changed while it was copied")
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def _header(name: str, kind: str, where: str, speaker: str) -> str:
+    return f"[file {name}, {kind}{', ' + where if where else ''}, shared by {speaker}]"
+
+
+def surrogate_texts(path: Path, ftype: FileType, kind: str, name: str, speaker: str,
+                    settings: Settings) -> list[str]:
+    """The memory texts that stand for the file in search (before `safe_text`)."""
+    if ftype.parser == "image":
+        image = still_image.describe(path, settings)
+        parts = [f"photo {image.width}x{image.height}", f"colours: {', '.join(image.colours)}", image.light]
+        if image.text:
+            parts.append(f'text in image: "{image.text[:settings.files.passage_chars]}"')
+        return [f"{_header(name, kind, '', speaker)} {'; '.join(parts)}"]
+    if ftype.parser == "audio":
+        return [f"{_header(name, kind, '', speaker)} an audio file ({ftype.mime}); not transcribed"]
+    found = documents.passages(path, ftype.parser, settings.files)
+    if not found:
+        return [f"{_header(name, kind, '', speaker)} a {ftype.mime} file with no readable text"]
+    return [f"{_header(name, kind, p.where, speaker)} {p.text}" for p in found]
+
+
+def share(settings: Settings, root: Path, turn: Turn, ref: FileRef, shared_at: datetime | None) -> SharedFile:
+    """One file of one turn, checked, stored and described; raises `FileRejected` with the reason."""
+    max_bytes = int(settings.files.max_file_mb * 2**20)
+    source = resolve(root, ref, max_bytes)
+    name = safe_text(ref.display_name)
+    ftype = sniff(source, ref.display_name)
+    if ref.kind == "image" and ftype.kind != "image":
+        raise FileRejected(f"given as an image but it is not one (its bytes are {ftype.mime})")
+    sha, size = _hash(source, max_bytes)
+    target = store(settings, source, sha, ftype.ext)
+    kind = ref.kind or ftype.kind
+    texts = surrogate_texts(target, ftype, kind, name, turn.speaker, settings)
+    return SharedFile(turn.turn_id, sha, kind, ftype.mime, size, name, stored_path(settings, sha, ftype.ext),
+                      shared_at, tuple(safe_text(t) for t in texts))
+
+
+def share_all(settings: Settings, root: Path | None, turns: tuple[Turn, ...],
+              shared_at: datetime | None) -> tuple[list[SharedFile], list[FileProblem]]:
+    """Every file of `turns`; a refused file is a `FileProblem` (logged), never a failed session."""
+    shared: list[SharedFile] = []
+    problems: list[FileProblem] = []
+    for turn in turns:
+        for ref in turn.files:
+            try:
+                if root is None:
+                    raise FileRejected("no files root is allowed for this conversation")
+                shared.append(share(settings, root, turn, ref, shared_at))
+            except FileRejected as exc:
+                problems.append(FileProblem(turn.turn_id, ref.path, str(exc)))
+            except Exception as exc:  # a parser's own failure on hostile bytes: this file only
+                problems.append(FileProblem(turn.turn_id, ref.path, f"could not be read ({type(exc).__name__}: "
+                                                                   f"{str(exc)[:160]})"))
+    for p in problems:
+        log.warning("%s; the rest of the conversation is ingested", p)
+    return shared, problems
