@@ -25,6 +25,7 @@ import os
 import shutil
 import stat
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -85,7 +86,8 @@ def resolve(root: Path, ref: FileRef, max_bytes: int) -> Path:
     if not stat.S_ISREG(info.st_mode):
         raise FileRejected("not a regular file")
     if info.st_size > max_bytes:
-        raise FileRejected(f"{info.st_size / 2**20:.1f} MB, more than files.max_file_mb = {max_bytes / 2**20:g} MB")
+        raise FileRejected(f"{info.st_size / 2**20:.2f} MB, more than the files.max_file_mb cap of "
+                           f"{max_bytes / 2**20:.2f} MB")
     return target
 
 
@@ -95,7 +97,7 @@ def _hash(path: Path, max_bytes: int) -> tuple[str, int]:
         while chunk := f.read(_CHUNK):
             size += len(chunk)
             if size > max_bytes:  # grew since it was checked
-                raise FileRejected(f"more than files.max_file_mb = {max_bytes / 2**20:g} MB")
+                raise FileRejected(f"more than the files.max_file_mb cap of {max_bytes / 2**20:.2f} MB")
             h.update(chunk)
     return h.hexdigest(), size
 
@@ -104,21 +106,25 @@ def stored_path(settings: Settings, sha256: str, ext: str) -> str:
     return f"{FILES_DIR}/{sha256[:2]}/{sha256}{ext}"
 
 
-def store(settings: Settings, source: Path, sha256: str, ext: str) -> Path:
-    """The content-addressed copy (made once: written aside, then renamed into place)."""
+def store(settings: Settings, source: Path, sha256: str, ext: str,
+          describe: Callable[[Path], list[str]]) -> list[str]:
+    """The content-addressed copy and its surrogate texts. The copy is written aside, checked against `sha256`
+    and described there; only a file that describes without error is renamed into place, so a refused file
+    leaves no copy behind. Bytes already stored are described from the stored copy."""
     target = settings.data_dir / stored_path(settings, sha256, ext)
     if target.is_file():
-        return target
+        return describe(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.part")
+    tmp = target.with_name(f".{sha256}.{uuid.uuid4().hex[:8]}.part{ext}")  # readers check the extension
     try:
         shutil.copyfile(source, tmp)
-        if hashlib.sha256(tmp.read_bytes()).hexdigest() != sha256:
+        if _hash(tmp, tmp.stat().st_size)[0] != sha256:
             raise FileRejected("the file changed while it was copied")
+        texts = describe(tmp)
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
-    return target
+    return texts
 
 
 def _header(name: str, kind: str, where: str, speaker: str) -> str:
@@ -151,9 +157,9 @@ def share(settings: Settings, root: Path, turn: Turn, ref: FileRef, shared_at: d
     if ref.kind == "image" and ftype.kind != "image":
         raise FileRejected(f"given as an image but it is not one (its bytes are {ftype.mime})")
     sha, size = _hash(source, max_bytes)
-    target = store(settings, source, sha, ftype.ext)
     kind = ref.kind or ftype.kind
-    texts = surrogate_texts(target, ftype, kind, name, turn.speaker, settings)
+    texts = store(settings, source, sha, ftype.ext,
+                  lambda path: surrogate_texts(path, ftype, kind, name, turn.speaker, settings))
     return SharedFile(turn.turn_id, sha, kind, ftype.mime, size, name, stored_path(settings, sha, ftype.ext),
                       shared_at, tuple(safe_text(t) for t in texts))
 

@@ -40,7 +40,12 @@ MAX_SESSIONS = 10_000
 
 
 def looks_like_folder(path: Path) -> bool:
-    return path.is_dir()
+    """A directory with at least one session folder holding a chat.txt (any other directory is refused as one
+    by the file readers: "is a directory, not a regular file")."""
+    try:
+        return path.is_dir() and any(d.is_dir() and (d / CHAT_FILE).is_file() for d in path.iterdir())
+    except OSError:
+        return False
 
 
 def _session_start(name: str) -> datetime | None:

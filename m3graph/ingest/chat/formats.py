@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 from m3graph.ingest.chat.facts_list import load_facts_list, looks_like_facts
-from m3graph.ingest.chat.folder import load_folder
+from m3graph.ingest.chat.folder import load_folder, looks_like_folder
 from m3graph.ingest.chat.generic_json import load_generic_json
 from m3graph.ingest.chat.locomo import load_locomo, looks_like_locomo
 from m3graph.ingest.chat.model import ChatFormatError, Conversation, EvidenceQuestion
@@ -21,7 +21,7 @@ FORMATS: tuple[str, ...] = ("auto", "locomo", "json", "srt", "vtt", "text", "fac
 
 def detect_format(path: str | Path, limits: ReadLimits = DEFAULT_LIMITS) -> str:
     p = Path(path)
-    if p.is_dir():  # a session folder per sitting, with the files it shares (ingest/chat/folder.py)
+    if looks_like_folder(p):  # a session folder per sitting, with the files it shares (ingest/chat/folder.py)
         return "folder"
     suffix = p.suffix.lower()
     if suffix == ".srt":
