@@ -425,6 +425,9 @@ class FilesConfig(BaseModel):
     passage_chars: int = Field(1200, ge=200, le=6000)  # a document's text is stored in passages of this size
     max_passages: int = Field(200, ge=1)  # per file: a longer document keeps its first passages (logged)
     rows_per_passage: int = Field(20, ge=1)  # tables (CSV/XLSX/DOCX) are stored as rows, this many per memory
+    # Faces in shared photos: detected and resolved like a video frame's (persistent Face entities), with the
+    # perception settings; a photo is one frame, so a single detection makes a cluster.
+    photo_faces: bool = True
 
 
 class Settings(BaseSettings):

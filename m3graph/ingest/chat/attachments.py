@@ -32,6 +32,7 @@ from pathlib import Path
 
 from m3graph.graphdb.tags import safe_text
 from m3graph.ingest.chat.model import FileRef, Turn
+from m3graph.observations import FaceCluster
 from m3graph.perception import documents, still_image
 from m3graph.perception.file_types import FileRejected, FileType, sniff
 from m3graph.settings import Settings
@@ -54,6 +55,7 @@ class SharedFile:
     stored: str  # relative to data_dir: files/ab/ab12....pdf
     shared_at: datetime | None
     surrogates: tuple[str, ...]
+    faces: tuple[FaceCluster, ...] = ()  # a photo's faces (labels local to the photo), resolved with the session
 
     def row(self) -> dict[str, object]:
         return {"turn_id": self.turn_id, "sha256": self.sha256, "kind": self.kind, "mime": self.mime,
@@ -131,12 +133,36 @@ def _header(name: str, kind: str, where: str, speaker: str) -> str:
     return f"[file {name}, {kind}{', ' + where if where else ''}, shared by {speaker}]"
 
 
+def photo_faces(path: Path, settings: Settings, crop_dir: Path | None, start_s: float) -> list[FaceCluster]:
+    """The photo's faces through the video path's detector and embedder (`perception.faces.perceive_faces`), as
+    one frame: each detection is its own cluster. Without the perception stack (or with `files.photo_faces` off)
+    a photo simply has no faces; a model failure is logged, never a refused file."""
+    if not settings.files.photo_faces or crop_dir is None:
+        return []
+    try:
+        from m3graph.perception.faces import perceive_faces
+    except ImportError as exc:
+        log.warning("%s: no face detection (%s); the photo is kept without faces", path.name, exc)
+        return []
+    rgb = still_image.load_rgb(path, settings.files.max_image_pixels)
+    one_frame = settings.model_copy(update={"perception": settings.perception.model_copy(
+        update={"face_min_cluster_frames": 1})})
+    try:
+        return perceive_faces([(0.0, rgb)], one_frame, crop_dir, start_s)
+    except Exception as exc:  # a model that cannot load must not refuse the photo
+        log.warning("%s: face detection failed (%s); the photo is kept without faces", path.name, exc)
+        return []
+
+
 def surrogate_texts(path: Path, ftype: FileType, kind: str, name: str, speaker: str,
-                    settings: Settings) -> list[str]:
-    """The memory texts that stand for the file in search (before `safe_text`)."""
+                    settings: Settings, faces: int = 0) -> list[str]:
+    """The memory texts that stand for the file in search (before `safe_text`); a photo's face tags are added
+    when the session is written, once its faces are resolved to entities."""
     if ftype.parser == "image":
         image = still_image.describe(path, settings)
         parts = [f"photo {image.width}x{image.height}", f"colours: {', '.join(image.colours)}", image.light]
+        if faces:
+            parts.append(f"{faces} {'face' if faces == 1 else 'faces'}")
         if image.text:
             parts.append(f'text in image: "{image.text[:settings.files.passage_chars]}"')
         return [f"{_header(name, kind, '', speaker)} {'; '.join(parts)}"]
@@ -148,8 +174,10 @@ def surrogate_texts(path: Path, ftype: FileType, kind: str, name: str, speaker: 
     return [f"{_header(name, kind, p.where, speaker)} {p.text}" for p in found]
 
 
-def share(settings: Settings, root: Path, turn: Turn, ref: FileRef, shared_at: datetime | None) -> SharedFile:
-    """One file of one turn, checked, stored and described; raises `FileRejected` with the reason."""
+def share(settings: Settings, root: Path, turn: Turn, ref: FileRef, shared_at: datetime | None,
+          crop_dir: Path | None = None, start_s: float = 0.0) -> SharedFile:
+    """One file of one turn, checked, stored and described; raises `FileRejected` with the reason. A photo's
+    face crops go under `crop_dir` (the session clip's crops, deleted with it)."""
     max_bytes = int(settings.files.max_file_mb * 2**20)
     source = resolve(root, ref, max_bytes)
     name = safe_text(ref.display_name)
@@ -158,14 +186,20 @@ def share(settings: Settings, root: Path, turn: Turn, ref: FileRef, shared_at: d
         raise FileRejected(f"given as an image but it is not one (its bytes are {ftype.mime})")
     sha, size = _hash(source, max_bytes)
     kind = ref.kind or ftype.kind
-    texts = store(settings, source, sha, ftype.ext,
-                  lambda path: surrogate_texts(path, ftype, kind, name, turn.speaker, settings))
+    faces: list[FaceCluster] = []
+
+    def describe(path: Path) -> list[str]:
+        if ftype.parser == "image":
+            faces.extend(photo_faces(path, settings, crop_dir / sha[:16] if crop_dir else None, start_s))
+        return surrogate_texts(path, ftype, kind, name, turn.speaker, settings, len(faces))
+
+    texts = store(settings, source, sha, ftype.ext, describe)
     return SharedFile(turn.turn_id, sha, kind, ftype.mime, size, name, stored_path(settings, sha, ftype.ext),
-                      shared_at, tuple(safe_text(t) for t in texts))
+                      shared_at, tuple(safe_text(t) for t in texts), tuple(faces))
 
 
-def share_all(settings: Settings, root: Path | None, turns: tuple[Turn, ...],
-              shared_at: datetime | None) -> tuple[list[SharedFile], list[FileProblem]]:
+def share_all(settings: Settings, root: Path | None, turns: tuple[Turn, ...], shared_at: datetime | None,
+              crop_dir: Path | None = None, start_s: float = 0.0) -> tuple[list[SharedFile], list[FileProblem]]:
     """Every file of `turns`; a refused file is a `FileProblem` (logged), never a failed session."""
     shared: list[SharedFile] = []
     problems: list[FileProblem] = []
@@ -174,7 +208,7 @@ def share_all(settings: Settings, root: Path | None, turns: tuple[Turn, ...],
             try:
                 if root is None:
                     raise FileRejected("no files root is allowed for this conversation")
-                shared.append(share(settings, root, turn, ref, shared_at))
+                shared.append(share(settings, root, turn, ref, shared_at, crop_dir, start_s))
             except FileRejected as exc:
                 problems.append(FileProblem(turn.turn_id, ref.path, str(exc)))
             except Exception as exc:  # a parser's own failure on hostile bytes: this file only

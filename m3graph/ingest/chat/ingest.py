@@ -40,6 +40,7 @@ import numpy as np
 from annotated_types import MaxLen
 from pydantic import ValidationError
 
+from m3graph.data_files import ClipFiles
 from m3graph.dates import TimeNotes
 from m3graph.embedding import TextEmbedder
 from m3graph.errors import InvalidInputError
@@ -49,6 +50,7 @@ from m3graph.graphdb.tags import safe_text
 from m3graph.graphdb.types import ClipInfo, MemoryIn, check_video_id, clip_key
 from m3graph.ingest.chat.attachments import FileProblem, SharedFile, share_all
 from m3graph.ingest.chat.model import Conversation, Session, Turn
+from m3graph.observations import FaceCluster
 
 TURN_SECONDS = 10.0  # default of settings.chat.turn_seconds: a turn without cue times on the timeline
 MAX_SPEAKER_CHARS = 200  # a longer "name" is not a name; it would leave no room for the turn in a memory
@@ -68,6 +70,7 @@ class SessionMemory:
     source_ids: tuple[str, ...] = ()
     turn: Turn | None = None  # a raw turn: only its speaker is tagged, not names said inside it
     file_sha256: str | None = None  # a shared file's surrogate: the file it stands for (attachments.py)
+    face_labels: tuple[int, ...] = ()  # a photo's faces (session-wide cluster labels), tagged once resolved
 
 
 def turn_memory(turn: Turn) -> SessionMemory:
@@ -165,6 +168,7 @@ class _Planned:
     embeddings: np.ndarray  # one float32 row per memory: Python float lists only per session, when written
     spans: list[tuple[float, float]]
     files: list[SharedFile] = field(default_factory=list)
+    faces: list[FaceCluster] = field(default_factory=list)  # every shared photo's faces, labels unique per session
 
 
 def _parts(body: str, size: int) -> list[str]:
@@ -256,12 +260,17 @@ def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEm
                         started_at=session.started_at)
         mems = memorizer.memorize(conv, session) if memorizer else [turn_memory(t) for t in session.turns]
         shared: list[SharedFile] = []
+        faces: list[FaceCluster] = []
         if any(t.files for t in session.turns):
-            shared, problems = share_all(graph.settings, files_root, session.turns, session.started_at)
+            crops = ClipFiles(graph.settings, conv.source_id, clip.clip_index).crops
+            shared, problems = share_all(graph.settings, files_root, session.turns, session.started_at, crops, start)
             summary.files_refused += [str(FileProblem(p.turn_id, p.path, p.reason)) for p in problems]
-            mems = mems + [SessionMemory("episodic", text, (f.turn_id,), file_sha256=f.sha256)
-                           for f in shared for text in f.surrogates]
-        plans.append(_Planned(session, clip, mems, np.zeros((0, 0), dtype=np.float32), spans, shared))
+            for f in shared:
+                labels = tuple(range(len(faces), len(faces) + len(f.faces)))
+                faces += [c.model_copy(update={"label": k}) for k, c in zip(labels, f.faces, strict=True)]
+                mems = mems + [SessionMemory("episodic", text, (f.turn_id,), file_sha256=f.sha256,
+                                             face_labels=labels) for text in f.surrogates]
+        plans.append(_Planned(session, clip, mems, np.zeros((0, 0), dtype=np.float32), spans, shared, faces))
     texts = [m.text for p in plans for m in p.memories]
     vectors = embedder.embed(texts)
     if len(vectors) != len(texts):
@@ -302,8 +311,9 @@ def _write_session(graph: MemoryGraph, conv: Conversation, p: _Planned) -> int |
     turns_by = Counter(t.speaker for t in p.session.turns)
     span_of = {t.turn_id: s for t, s in zip(p.session.turns, p.spans, strict=True)}
 
-    def render(ids: Mapping[str, int]) -> list[MemoryIn]:
-        resolved = {("speaker", i) for i in ids.values()}  # the only entities this session's memories may name
+    def render(ids: Mapping[str, int], faces: Mapping[int, int]) -> list[MemoryIn]:
+        # The only entities this session's memories may name: its speakers and the faces of its shared photos.
+        resolved = {("speaker", i) for i in ids.values()} | {("face", i) for i in faces.values()}
         memories = []
         for m, vec in zip(p.memories, p.embeddings, strict=True):
             spans = [span_of[s] for s in m.source_ids if s in span_of]
@@ -311,13 +321,16 @@ def _write_session(graph: MemoryGraph, conv: Conversation, p: _Planned) -> int |
             end = max((b for _, b in spans), default=p.clip.end_s)
             text = (turn_line(m.turn, f" <speaker_{ids[m.turn.speaker]}>") if m.turn
                     else tag_speakers(safe_text(m.text), ids))
+            tags = [f"<face_{faces[k]}>" for k in m.face_labels if k in faces]
+            if tags:
+                text = f"{text}; faces: {', '.join(tags)}"
             text = safe_text(text, resolved)  # the last gate: nothing reaches MENTIONS that this step did not resolve
             memories.append(MemoryIn(kind=m.kind, text=text, embedding=vec.tolist(), start_s=start, end_s=end,
                                      source_ids=m.source_ids, times=TimeNotes.of(text, p.clip.started_at)))
         return memories
 
     return graph.write_chat_session(conv.source_id, p.session.session_key, p.clip, keys, turns_by,
-                                    len(p.session.turns), render, _file_links(p))
+                                    len(p.session.turns), render, _file_links(p), p.faces)
 
 
 def _file_links(p: _Planned) -> FileLinks:
