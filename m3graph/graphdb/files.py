@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from m3graph.graphdb.executor import Tx
+from m3graph.graphdb.executor import Executor, Tx
 from m3graph.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -72,3 +72,9 @@ def remove_stored(settings: Settings, stored: Iterable[str]) -> int:
 
 def stored_file(settings: Settings, stored: str) -> Path:
     return settings.data_dir / stored
+
+
+def conversation_files(ex: Executor, video_id: str) -> list[dict[str, Any]]:
+    """A conversation's files by session (clip index, sharing turn, name, kind, mime, size, stored copy, time
+    shared, number of surrogate memories): what a reader or the explorer lists for a source."""
+    return ex.read("files/session_files", video_id=video_id)

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from m3graph.cli import main
 from m3graph.embedding import TextEmbedder, text_embedder
+from m3graph.graphdb.files import conversation_files
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.chat.formats import load_conversation
 from m3graph.ingest.chat.ingest import ingest_conversation
@@ -128,6 +129,9 @@ def test_files_become_nodes_copies_and_surrogates(fgraph: MemoryGraph, embedder:
                           "ORDER BY turn")
     assert [(r["turn"], r["n"]) for r in shared] == [("t1", 1), ("t2", 2), ("t3", 2), ("t4", 1)]
     assert "shared by Ann <speaker_" in pdf[0]["text"]
+    listed = conversation_files(fgraph.ex, "files-chat")
+    assert [(r["turn_id"], r["name"], r["surrogates"]) for r in listed][:2] == [("t1", "contract.pdf", 2),
+                                                                                ("t2", "Budget", 2)]
 
     again = _ingest(fgraph, path, embedder)  # idempotent: the session is stored, nothing is written
     assert again.sessions_written == [] and again.files == 0
