@@ -175,10 +175,13 @@ def test_bad_files_are_refused_one_by_one(fgraph: MemoryGraph, embedder: TextEmb
     (root / "fake.jpg").write_text("this is not a picture at all", encoding="utf-8")
     (root / "big.txt").write_text("x" * 40_000, encoding="utf-8")
     zip_bomb_xlsx(root / "bomb.xlsx")
+    zip_bomb_xlsx(root / "bomb.docx", part="word/document.xml")
+    (root / "torn.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + os.urandom(200))
     (tmp_path / "secret.txt").write_text("outside the root", encoding="utf-8")
     os.symlink(tmp_path / "secret.txt", root / "link.txt")
     (root / "ok.txt").write_text("The good file: the meeting moved to Thursday.", encoding="utf-8")
-    bad = ["broken.pdf", "locked.pdf", "fake.jpg", "big.txt", "bomb.xlsx", "../secret.txt", "link.txt",
+    bad = ["broken.pdf", "locked.pdf", "fake.jpg", "torn.png", "big.txt", "bomb.xlsx", "bomb.docx",
+           "../secret.txt", "link.txt",
            str(tmp_path / "secret.txt"), "missing.pdf"]
     path = _conv(root, [[{"id": "b1", "speaker": "Ann", "text": "lots of files", "files": bad},
                          {"id": "b2", "speaker": "Bob", "text": "and a good one", "files": ["ok.txt"]}]])
@@ -190,7 +193,8 @@ def test_bad_files_are_refused_one_by_one(fgraph: MemoryGraph, embedder: TextEmb
     assert "password-protected PDF" in reasons["locked.pdf"]
     assert "not one" in reasons["fake.jpg"] and "text/plain" in reasons["fake.jpg"]
     assert "files.max_file_mb" in reasons["big.txt"]
-    assert "zip bomb" in reasons["bomb.xlsx"]
+    assert "zip bomb" in reasons["bomb.xlsx"] and "zip bomb" in reasons["bomb.docx"]
+    assert "an image that cannot be decoded" in reasons["torn.png"]
     for escape in ("../secret.txt", "link.txt"):
         assert "outside the allowed files root" in reasons[escape]
     assert "absolute path" in reasons[str(tmp_path / "secret.txt")]

@@ -111,10 +111,11 @@ def chart_svg(path: Path, values: dict[str, int], title: str = "Kilometres run p
     return path
 
 
-def zip_bomb_xlsx(path: Path, inflated_mb: int = 8) -> Path:
-    """An "XLSX" whose one sheet inflates ~1000x (zeros): refused from its central directory."""
+def zip_bomb_xlsx(path: Path, inflated_mb: int = 8, part: str = "xl/workbook.xml") -> Path:
+    """An "XLSX" (or, with part="word/document.xml", a "DOCX") with an entry that inflates ~1000x (zeros):
+    refused from its central directory."""
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("[Content_Types].xml", "<Types/>")
-        z.writestr("xl/workbook.xml", "<workbook/>")
-        z.writestr("xl/worksheets/sheet1.xml", b"\0" * (inflated_mb * 2**20))
+        z.writestr(part, "<root/>")
+        z.writestr("payload.xml", b"\0" * (inflated_mb * 2**20))
     return path
