@@ -77,12 +77,12 @@ DEFAULT_VECTOR_WEIGHT = 0.4
 # scripts/setup.sh extracts from a SHA-256-pinned Maven jar into `text_model.models_dir` (m3graph/embedding_onnx.py).
 PACKAGED_TEXT_MODEL, BGE_TEXT_MODEL = "packaged", "bge-small-en-v1.5-q"
 PACKAGED_TEXT_MODEL_NAME = "all-minilm-l6-v2"  # the short name "packaged" marks the graph with
+TEXT_MODELS_DIR = Path(".m3graph/text-models")
 
 
 def text_model_setting(name: str) -> str:
     """The `text_model.model` value that selects the model a graph is marked with (the inverse of its `name`)."""
     return PACKAGED_TEXT_MODEL if name == PACKAGED_TEXT_MODEL_NAME else name
-TEXT_MODELS_DIR = Path(".m3graph/text-models")
 
 
 class CharacterMode(StrEnum):
