@@ -11,7 +11,9 @@ product.
 
     .venv/bin/python -m bench.retrieval_methods [--data DIR] [--out bench/results/retrieval_methods.json]
 
-Embeddings are computed once with the product's own embedder and cached under bench/results/ as .npy files.
+Embeddings are computed once with the product's own embedder and cached under bench/results/ as .npy files (named
+by the text model). The figures in docs/evaluation.md ("How the parameters were chosen") are MiniLM's, so
+`--text-model` defaults to "packaged"; bench/text_models.py chooses the weight and floor per text model.
 """
 
 from __future__ import annotations
@@ -273,11 +275,11 @@ def load_convs(data: Path) -> list[Conv]:
 
 
 # -- embeddings (cached) ---------------------------------------------------------------------------------------
-def _embedder() -> Any:
+def _embedder(model: str) -> Any:
     from m3graph.embedding import text_embedder
     from m3graph.settings import Settings
 
-    return text_embedder(Settings())
+    return text_embedder(Settings(text_model={"model": model}))
 
 
 def embed_cached(texts: list[str], tag: str, embedder: Callable[[], Any]) -> np.ndarray:
@@ -303,24 +305,26 @@ def strip_question_words(q: str) -> str:
     return " ".join(kept) or q
 
 
-def add_vectors(convs: list[Conv], variants: Sequence[str]) -> None:
+def add_vectors(convs: list[Conv], variants: Sequence[str], model: str = "packaged") -> None:
+    """Memory and question vectors by `model` (a `text_model.model` value), cached per model."""
     lazy: dict[str, Any] = {}
+    tag = model.replace("/", "_")
 
     def get() -> Any:
         if "e" not in lazy:
-            lazy["e"] = _embedder()
+            lazy["e"] = _embedder(model)
         return lazy["e"]
 
     for c in convs:
-        c.vec["turn"] = embed_cached(c.embed_text, f"{c.name}_turn", get)
+        c.vec["turn"] = embed_cached(c.embed_text, f"{tag}_{c.name}_turn", get)
         if "prev" in variants:
             ctx = [(c.embed_text[i - 1] + " " if i > 0 and c.clip[i - 1] == c.clip[i] else "") + c.embed_text[i]
                    for i in range(len(c.embed_text))]
-            c.vec["prev"] = embed_cached(ctx, f"{c.name}_prev", get)
+            c.vec["prev"] = embed_cached(ctx, f"{tag}_{c.name}_prev", get)
         qs = [q["question"] for q in c.questions]
-        c.qvec["raw"] = embed_cached(qs, f"{c.name}_q_raw", get)
+        c.qvec["raw"] = embed_cached(qs, f"{tag}_{c.name}_q_raw", get)
         if "strip" in variants:
-            c.qvec["strip"] = embed_cached([strip_question_words(q) for q in qs], f"{c.name}_q_strip", get)
+            c.qvec["strip"] = embed_cached([strip_question_words(q) for q in qs], f"{tag}_{c.name}_q_strip", get)
 
 
 # -- the ranking -----------------------------------------------------------------------------------------------
@@ -606,10 +610,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--out", type=Path, default=RESULTS / "retrieval_methods.json")
     ap.add_argument("--quick", action="store_true", help="only the reproduced baseline")
+    ap.add_argument("--text-model", default="packaged",
+                    help="text_model.model to embed with (the documented figures and floors here are MiniLM's)")
     args = ap.parse_args(argv)
     t0 = time.time()
     convs = load_convs(args.data)
-    add_vectors(convs, ("prev", "strip"))
+    add_vectors(convs, ("prev", "strip"), args.text_model)
     all_tokens = [t for c in convs for t in c.tokens]
     cache = Cache([Ranker(c, all_tokens, convs) for c in convs])
     n = len(convs)

@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> None:
               f"{row['vector only']['turn@10']:.3f}; " + "; ".join(
                   f"w={w} {row[f'w={w}']['clip@2']:.3f}/{row[f'w={w}']['turn@10']:.3f}" for w in WEIGHTS)
               + f"; held out {held['held_out']['clip@2']:.3f}/{held['held_out']['turn@10']:.3f} "
-              f"(folds {held['chosen_per_fold']}) [{time.time() - t0:.0f} s]", flush=True)
+              f"(folds {held['chosen_per_fold']}; on all three {held['chosen_on_all']}) [{time.time() - t0:.0f} s]",
+              flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")

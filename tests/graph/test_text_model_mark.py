@@ -70,8 +70,11 @@ def test_a_graph_from_before_the_mark_is_minilm(graph: MemoryGraph, settings: Se
     rows(graph, "MATCH (k:EmbeddingModel) DELETE k")
     try:
         assert graph_text_model(graph.ex, settings) == "all-minilm-l6-v2"
-        with pytest.raises(SchemaVersionError, match="embedded by text model all-minilm-l6-v2"):
+        with pytest.raises(SchemaVersionError, match="embedded by text model all-minilm-l6-v2") as refused:
             check_schema(graph.ex, bge)
+        # The refusal names both ways out: the move to bge, and the setting that keeps MiniLM.
+        assert "`m3graph reembed --kind text --model bge-small-en-v1.5-q`" in str(refused.value)
+        assert "M3GRAPH_TEXT_MODEL__MODEL=packaged" in str(refused.value)
         assert apply_migrations(graph.ex, minilm) == [TEXT_MARK_VERSION]  # the migration writes the inferred mark
         assert rows(graph, "MATCH (k:EmbeddingModel {kind: 'text'}) RETURN k.model AS m") == [
             {"m": "all-minilm-l6-v2"}]

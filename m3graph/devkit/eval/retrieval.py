@@ -172,6 +172,7 @@ class RetrievalReport:
     node_k: int
     text_model: str
     floor: float
+    vector_weight: float = 0.0  # the hybrid ranking's vector share (per text model unless configured)
     questions: int = 0
     excluded: dict[str, int] = field(default_factory=dict)
     clip: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # method -> category -> values
@@ -191,6 +192,7 @@ class RetrievalReport:
         cos = {name: {f"p{p}": float(np.percentile(v, p)) for p in (5, 10, 25, 50, 75, 90, 95, 99)}
                for name, v in self.cosines.items() if v}
         return {"clip_k": self.clip_k, "node_k": self.node_k, "text_model": self.text_model, "floor": self.floor,
+                "vector_weight": self.vector_weight,
                 "questions": self.questions, "counts": counts, "excluded": self.excluded,
                 f"clip_all_evidence_recall@{self.clip_k}": means(self.clip),
                 f"evidence_turn_recall@{self.node_k}": means(self.node),
@@ -200,7 +202,8 @@ class RetrievalReport:
     def format(self) -> str:
         d = self.as_dict()
         cats = sorted(d["counts"], key=lambda c: (c == "all", c))
-        lines = [f"text model {self.text_model}, vector floor {self.floor:.2f}; {self.questions} questions scored "
+        lines = [f"text model {self.text_model}, vector floor {self.floor:.2f}, vector weight "
+                 f"{self.vector_weight:.2f}; {self.questions} questions scored "
                  f"(excluded: {', '.join(f'{k} {v}' for k, v in self.excluded.items()) or 'none'})"]
         for title, key, methods in ((f"all-evidence clip recall@{self.clip_k}", f"clip_all_evidence_recall@"
                                      f"{self.clip_k}", METHODS_CLIP),
@@ -235,7 +238,8 @@ def evaluate(graph: MemoryGraph, embedder: TextEmbedder, questions: Sequence[Que
              warmup: int = 5) -> RetrievalReport:
     """Scores every question with evidence; the product path and both baselines in one pass."""
     settings = graph.settings
-    report = RetrievalReport(clip_k, node_k, settings.text_model.name, settings.search_floor)
+    report = RetrievalReport(clip_k, node_k, settings.text_model.name, settings.search_floor,
+                             settings.search_vector_weight)
     corpora: dict[str, Corpus] = {}
     scored: list[tuple[Question, Corpus, set[str], set[int]]] = []
     excluded: Counter[str] = Counter()
