@@ -362,3 +362,61 @@ def statements(data: Path | None, split: str | None) -> None:
     except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(format_report(report))
+
+
+@evaluate.command("chat-files")
+@click.option("--set-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT_DIR / "chat-files-set",
+              show_default=True, help="The generated set (built there when it holds no questions.json yet).")
+@click.option("--identity", "identity_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              default=None, help="The shared identity set the photos are read from (default ../shared/data/identity).")
+@click.option("--per-category", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Questions per category, the same ones every run; 0: every question.")
+@click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT_DIR, show_default=True,
+              help="Where chat-files-files.jsonl, chat-files-text-only.jsonl and the report go.")
+@click.option("--index-times/--no-index-times", default=True, show_default=True,
+              help="Measure the indexing time per file type (one more ingestion per type, deleted afterwards).")
+@click.option("--fresh", is_flag=True, help="Delete the set's sources and earlier results first, so ingestion is "
+                                             "timed again and every question asked again.")
+@click.option("--answerer", "answerer_spec", default=DEFAULT_ANSWERER, show_default=True,
+              help="module:factory building the answerer from (settings, graph).")
+@_judge_option
+@click.pass_obj
+def chat_files(settings: Settings, set_dir: Path, identity_dir: Path | None, per_category: int, out_dir: Path,
+               index_times: bool, fresh: bool, answerer_spec: str, structured: Structured) -> None:
+    """Questions about files shared in conversations (receipts, photos of people, charts, file management, and
+    text-only controls), answered from the set ingested with its files and, in the same run, from the text-only
+    baseline (each file reduced to its name); answer match, evidence recall@5 and tokens per question."""
+    from m3graph.cli.chat import ingest_chat
+    from m3graph.devkit.eval import chat_files as cf
+    from m3graph.devkit.eval.judge import make_judge
+    from m3graph.devkit.eval.runner import load_answerer_factory
+    from m3graph.graphdb.store import MemoryGraph
+    from m3graph.localserver.server import ensure_server
+
+    prepared = cf.prepare(set_dir, identity_dir)
+    questions = cf.sample(prepared.questions, per_category or None)
+
+    def ingest(paths: Sequence[Path], files_root: Path | None) -> float:
+        args = [str(p) for p in paths] + ["--format", "json"]
+        args += ["--files-root", str(files_root)] if files_root is not None else []
+        return cf.timed(lambda: ingest_chat.main(args, obj=settings, standalone_mode=False))
+
+    ensure_server(settings)
+    with MemoryGraph.connect(settings) as graph:
+        if fresh:
+            for source in sorted({cf.source_of(q, system) for q in prepared.questions for system in cf.SYSTEMS}):
+                graph.delete_video(source)
+        ingest_s = {"text-only": ingest(prepared.baseline, None), "files": ingest(prepared.conversations, set_dir)}
+        indexing = cf.indexing_per_type(prepared, ingest, set_dir / "text-only",
+                                        graph.delete_video) if index_times else {}
+        answerer = load_answerer_factory(answerer_spec)(settings, graph)
+        judge = make_judge(settings, structured)
+        try:
+            click.echo(f"evaluating {len(questions)} questions x 2 systems -> {out_dir} (judge: {judge.name})")
+            report = cf.run(settings, graph, prepared, questions, out_dir, answerer, judge, fresh, progress=_progress)
+        finally:
+            judge.model.close()
+            _close(answerer)
+    report.ingest_s, report.indexing = {k: round(v, 2) for k, v in ingest_s.items()}, indexing
+    click.echo("\n" + report.format())
+    click.echo(f"report: {cf.write_report(report, out_dir / 'chat-files.jsonl')}")

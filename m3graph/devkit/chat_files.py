@@ -4,9 +4,11 @@
 
 * ``OUT_DIR/<id>.json``: generic-JSON conversations (docs/conversations.md) whose turns attach files
   (``"files": [{"path", "name", "kind"}]``, paths relative to OUT_DIR, the default files root);
-* ``OUT_DIR/files/<id>/...``: the files: receipts and invoices (PDF), a contract (PDF), notes (DOCX, Markdown),
-  charts drawn from known numbers (PNG, SVG) and tables (CSV, XLSX), and photos of people read from the shared
-  identity set (``../shared/data/identity``: test-only, read at generation time, never part of the repository);
+* ``OUT_DIR/files/<id>/...``: the files: receipts and invoices (PDF; one receipt per conversation as a JPEG
+  photo), a contract (PDF), notes (DOCX, Markdown), charts drawn from known numbers (PNG, SVG) and tables
+  (CSV, XLSX), and photos of people read from the shared identity set (``../shared/data/identity``: test-only,
+  read at generation time, never part of the repository);
+* ``OUT_DIR/ocr_truth.json``: the lines drawn in every image that carries text (to measure OCR);
 * ``OUT_DIR/questions.json``: questions written from the generated facts, in the evidence style of
   ../shared/data/conversations (question, answer, evidence turn ids, category), plus ``file_scoped`` (the answer
   is in a file, so evidence recall is scored) and ``files`` (the file names it is about).
@@ -14,9 +16,8 @@
 Everything follows from the seed: the same seed gives the same bytes. The questions are fixed by the generator,
 never by looking at how the product answers them. Categories: ``document`` (a number or code in a receipt,
 invoice or note), ``photo`` (who is in a photo the chat does not name: the person was introduced by name with
-another photo earlier), ``chart`` (which month peaks or is lowest in a chart or table), ``file`` (a file found by
-its type and when it was shared, "the PDF Ann sent before her trip") and ``text`` (control: facts said only in
-the chat's words).
+another photo earlier), ``chart`` (which month peaks or is lowest), ``file`` (a file found by its type and when
+it was shared, "the PDF Ann sent before her trip") and ``text`` (control: facts said only in the chat's words).
 """
 
 from __future__ import annotations
@@ -32,32 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from m3graph.devkit import chat_files_render as render
+from m3graph.devkit import chat_files_words as w
 from m3graph.devkit.labelled_media import DEFAULT_IDENTITY
 
 CATEGORIES = ("document", "photo", "chart", "file", "text")
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December")
-USERS = ("Ann", "Ben", "Chloe", "Dev", "Emma", "Farid", "Greta", "Hugo")
-FRIENDS = ("Sam", "Nora", "Leo", "Ivy", "Omar", "Tess", "Paul", "Rita")
-# One name per person of the identity set, the same in every conversation (a face is one identity everywhere).
-PERSON_NAMES = ("Lena", "Marco", "Priya", "Tomas", "Aiko", "Jonas", "Fatima", "Diego", "Helga", "Kofi", "Mei",
-                "Rafael", "Sofia")
-RELATIONS = ("sister", "cousin", "colleague", "neighbour", "old school friend", "climbing partner", "flatmate",
-             "uncle's friend")
-PLACES = ("the farmers' market", "the train station", "the bookshop", "the harbour", "the gym", "the museum",
-          "the bakery", "the concert", "the airport", "the flea market")
-STORES = ("Bistro Luna", "Green Grocer", "Hardware Hub", "Pharma Plus", "Cafe Aurora", "Bike Barn", "Book Nook",
-          "Sushi Ten", "Pet Palace", "Home Style", "Tech Corner", "Garden Centre")
-CITIES = ("Lisbon", "Krakow", "Dublin", "Seville", "Tallinn", "Bologna", "Porto", "Ghent")
-SERIES = (("Running distance", "km"), ("Electricity use", "kWh"), ("Savings", "EUR"), ("Daily steps", "thousand"),
-          ("Cafe sales", "EUR"), ("Rainfall", "mm"), ("Reading time", "hours"), ("Water use", "litres"))
-PETS = ("Biscuit", "Pepper", "Mochi", "Rufus", "Juniper", "Olive", "Ziggy", "Nala")
-HOBBIES = ("pottery", "salsa dancing", "bouldering", "birdwatching", "chess", "sourdough baking", "rowing",
-           "watercolour painting")
-DISHES = ("mushroom risotto", "lentil soup", "pad thai", "shakshuka", "paella", "ramen", "gnocchi", "falafel")
-CAR_COLOURS = ("red", "silver", "dark green", "white", "navy blue", "yellow", "black", "orange")
-
-
 @dataclass
 class Turn:
     id: str
@@ -91,6 +70,7 @@ class _Conv:
     sessions: list[list[Turn]] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
     shared: list[dict[str, Any]] = field(default_factory=list)  # every file: name, kind, ext, session, turn
+    ocr_truth: dict[str, list[str]] = field(default_factory=dict)  # image path -> the lines drawn in it
 
     def say(self, session: int, speaker: str, text: str, *files: tuple[str, str, str]) -> str:
         """Appends a turn (files as (relative path, name, kind)); returns its id."""
@@ -121,7 +101,7 @@ class _Conv:
 
     def day(self, session: int) -> str:
         d = self.dates[session]
-        return f"{d.day} {MONTHS[d.month - 1]} {d.year}"
+        return f"{d.day} {w.MONTHS[d.month - 1]} {d.year}"
 
 
 def _identities(identity_dir: Path) -> dict[str, list[str]]:
@@ -136,19 +116,26 @@ def _identities(identity_dir: Path) -> dict[str, list[str]]:
     return {k: sorted(v) for k, v in sorted(people.items())}
 
 
-def _receipt(c: _Conv, session: int, store: str, serial: int) -> None:
+def _receipt(c: _Conv, session: int, store: str, serial: int, photo: bool = False) -> None:
+    """A receipt as a PDF, or (`photo`) as a JPEG photo of the paper, which only OCR can read."""
     rng = c.rng
     number = str(rng.randrange(10000, 99999))
     items = [(rng.choice(("Item", "Service", "Article")) + f" {chr(65 + i)}", rng.randrange(150, 4500) / 100)
              for i in range(rng.randrange(2, 5))]
     total = round(sum(p for _, p in items), 2)
-    name = f"receipt-{serial:02d}.pdf"
+    lines = [f"{store}", "RECEIPT", f"Receipt No. {number}", f"Date: {c.day(session)}",
+             *[f"{label}  EUR {price:.2f}" for label, price in items], f"TOTAL  EUR {total:.2f}",
+             "Thank you for your visit!"]
+    name = f"receipt-{serial:02d}.{'jpg' if photo else 'pdf'}"
     target, rel = c.path(name)
-    render.write_pdf(target, [[f"{store}", "RECEIPT", f"Receipt No. {number}", f"Date: {c.day(session)}",
-                        *[f"{label}  EUR {price:.2f}" for label, price in items], f"TOTAL  EUR {total:.2f}",
-                        "Thank you for your visit!"]], title=f"{store} receipt")
-    tid = c.say(session, c.user, f"Here's the receipt from {store}, keep it for my expenses please.",
-                (rel, name, "document"))
+    if photo:
+        render.write_receipt_photo(target, lines, rng.randrange(1 << 30))
+        c.ocr_truth[rel] = lines
+        text = f"Took a photo of the {store} receipt before I lose it."
+    else:
+        render.write_pdf(target, [lines], title=f"{store} receipt")
+        text = f"Here's the receipt from {store}, keep it for my expenses please."
+    tid = c.say(session, c.user, text, (rel, name, "image" if photo else "document"))
     c.reply(session)
     c.ask(f"What was the receipt number on the {store} receipt {c.user} shared?", number, [tid], "document", True,
           [name])
@@ -165,7 +152,7 @@ def _invoice(c: _Conv, session: int, vendor: str, serial: int) -> None:
     target, rel = c.path(name)
     render.write_pdf(target, [[f"{vendor} Ltd.", "INVOICE", f"Invoice number: {number}",
                                f"Issued: {c.day(session)}",
-                        f"Due: {due.day} {MONTHS[due.month - 1]} {due.year}", "Consulting and materials",
+                        f"Due: {due.day} {w.MONTHS[due.month - 1]} {due.year}", "Consulting and materials",
                         f"Amount due: EUR {amount:.2f}"]], title=f"Invoice {vendor}")
     tid = c.say(session, c.user, f"The invoice from {vendor} came in, attaching it.", (rel, name, "document"))
     c.reply(session)
@@ -203,16 +190,17 @@ def _chart(c: _Conv, session: int, series: tuple[str, str], fmt: str, serial: in
     peak, low = rng.sample(range(n), 2)
     values[peak] = float(max(values) + rng.randrange(8, 20))
     values[low] = float(max(5, min(values) - rng.randrange(5, 12)))
-    labels = [m[:3] for m in MONTHS[:n]]
+    labels = [m[:3] for m in w.MONTHS[:n]]
     year = c.dates[session].year
     heading = f"{title} {year} ({unit})"
     stem = f"chart-{serial:02d}"
     name = f"{stem}.{fmt}"
     target, rel = c.path(name)
     kind = "chart"
-    rows: list[list[str | float]] = [[m, v] for m, v in zip(MONTHS[:n], values, strict=True)]
+    rows: list[list[str | float]] = [[m, v] for m, v in zip(w.MONTHS[:n], values, strict=True)]
     if fmt == "png":
         render.write_chart_png(target, heading, labels, values)
+        c.ocr_truth[rel] = [heading, " ".join(labels), " ".join(f"{v:g}" for v in values)]
     elif fmt == "svg":
         render.write_chart_svg(target, heading, labels, values)
     elif fmt == "csv":
@@ -222,10 +210,10 @@ def _chart(c: _Conv, session: int, series: tuple[str, str], fmt: str, serial: in
     topic = title.lower()
     tid = c.say(session, c.user, f"Here is my {topic} for this year so far.", (rel, name, kind))
     c.reply(session)
-    c.ask(f"In which month was the {topic} highest in the {fmt.upper()} {c.user} shared?", MONTHS[peak], [tid],
+    c.ask(f"In which month was the {topic} highest in the {fmt.upper()} {c.user} shared?", w.MONTHS[peak], [tid],
           "chart", True, [name])
     if serial % 2 == 0:
-        c.ask(f"In which month was the {topic} lowest in the {fmt.upper()} {c.user} shared?", MONTHS[low], [tid],
+        c.ask(f"In which month was the {topic} lowest in the {fmt.upper()} {c.user} shared?", w.MONTHS[low], [tid],
               "chart", True, [name])
 
 
@@ -235,20 +223,19 @@ def _build_conversation(index: int, out: Path, people: dict[str, list[str]], ide
     cid = f"files-{index + 1:02d}"
     start = datetime(2024, 1, 8, 9, 0, tzinfo=UTC) + timedelta(days=17 * index)
     dates = [start + timedelta(days=12 * s + rng.randrange(0, 3), hours=rng.randrange(0, 9)) for s in range(5)]
-    c = _Conv(cid, USERS[index % len(USERS)], FRIENDS[index % len(FRIENDS)], out, rng, dates,
+    c = _Conv(cid, w.USERS[index % len(w.USERS)], w.FRIENDS[index % len(w.FRIENDS)], out, rng, dates,
               [[] for _ in range(5)])
     u = c.user
-    city, pet, hobby, dish, car = (rng.choice(CITIES), rng.choice(PETS), rng.choice(HOBBIES), rng.choice(DISHES),
-                                   rng.choice(CAR_COLOURS))
-    stores = rng.sample(STORES, 4)
+    city, pet, hobby, dish, car = (rng.choice(x) for x in (w.CITIES, w.PETS, w.HOBBIES, w.DISHES, w.CAR_COLOURS))
+    stores = rng.sample(w.STORES, 4)
     vendors = rng.sample(("Brightline", "Northwind", "Kestrel", "Orchard", "Bluefin", "Copperleaf"), 2)
-    series = rng.sample(SERIES, 4)
+    series = rng.sample(w.SERIES, 4)
     formats = ["png", "svg", "csv", "xlsx"]
     rng.shuffle(formats)
     # Four people of the identity set, each with two photos: one introduced by name, one shared later unnamed.
     persons = rng.sample([p for p, files in people.items() if len(files) >= 2], 4)
-    relations = rng.sample(RELATIONS, 4)
-    places = rng.sample(PLACES, 4)
+    relations = rng.sample(w.RELATIONS, 4)
+    places = rng.sample(w.PLACES, 4)
     photo_no = rng.randrange(1000, 8000)
 
     def photo(session: int, person: str, which: int) -> tuple[str, str, str]:
@@ -262,7 +249,7 @@ def _build_conversation(index: int, out: Path, people: dict[str, list[str]], ide
         return rel, name, "image"
 
     def named(person: str) -> str:
-        return PERSON_NAMES[int(person.split("_")[1]) - 1]
+        return w.PERSON_NAMES[int(person.split("_")[1]) - 1]
 
     # Session 1: hello, a pet, two people introduced with their photos, a receipt, a chart.
     text_turns: list[tuple[str, str, str]] = []  # (turn id, question, answer)
@@ -320,7 +307,7 @@ def _build_conversation(index: int, out: Path, people: dict[str, list[str]], ide
     text_turns.append((t, f"What colour is {u}'s new car?", car))
     c.reply(4)
     _invoice(c, 4, vendors[1], 2)
-    _receipt(c, 4, stores[3], 4)
+    _receipt(c, 4, stores[3], 4, photo=True)
     _chart(c, 4, series[3], formats[3], 4)
     for tid, question, answer in text_turns:
         c.ask(question, answer, [tid], "text", False)
@@ -360,11 +347,11 @@ class DevSet:
 
 def build(out_dir: Path, identity_dir: Path = DEFAULT_IDENTITY, n_conversations: int = 5, seed: int = 23) -> DevSet:
     """Writes the set into `out_dir` (files replaced, nothing else touched); deterministic for a seed."""
-    if not 1 <= n_conversations <= len(USERS):
-        raise ValueError(f"conversations must be 1..{len(USERS)}")
+    if not 1 <= n_conversations <= len(w.USERS):
+        raise ValueError(f"conversations must be 1..{len(w.USERS)}")
     people = _identities(identity_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths, questions = [], []
+    paths, questions, truth = [], [], {}
     for i in range(n_conversations):
         conv = _build_conversation(i, out_dir, people, identity_dir, seed)
         doc = {"source_id": conv.cid, "speakers": [conv.user, conv.friend], "sessions": [
@@ -374,9 +361,11 @@ def build(out_dir: Path, identity_dir: Path = DEFAULT_IDENTITY, n_conversations:
         path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
         paths.append(path)
         questions += conv.questions
+        truth.update(conv.ocr_truth)
     qpath = out_dir / "questions.json"
     qpath.write_text(json.dumps({"seed": seed, "questions": [asdict(q) for q in questions]}, indent=1) + "\n",
                      encoding="utf-8")
+    (out_dir / "ocr_truth.json").write_text(json.dumps(truth, indent=1) + "\n", encoding="utf-8")
     return DevSet(out_dir, tuple(paths), qpath)
 
 
@@ -390,20 +379,6 @@ def _turn_json(turn: Turn) -> dict[str, Any]:
 def load_questions(path: Path) -> list[Question]:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     return [Question(**q) for q in data["questions"]]
-
-
-def text_only(doc: dict[str, Any]) -> dict[str, Any]:
-    """The baseline's view of a conversation: files dropped, each named in its turn (``[shared file: NAME]``),
-    under its own source id so both versions live in one graph."""
-    out = json.loads(json.dumps(doc))
-    out["source_id"] = f"{doc['source_id']}-textonly"
-    for session in out["sessions"]:
-        session["id"] = f"{session['id']}-textonly"
-        for turn in session["turns"]:
-            names = [f.get("name") or Path(f["path"]).name for f in turn.pop("files", [])]
-            if names:
-                turn["text"] = " ".join([turn["text"], *(f"[shared file: {n}]" for n in names)]).strip()
-    return out
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -175,3 +175,27 @@ def write_chart_svg(path: Path, title: str, labels: Sequence[str], values: Seque
                      f"{escape(label)}</text>")
     parts.append("</svg>")
     path.write_text("\n".join(parts) + "\n", encoding="utf-8")
+
+
+def write_receipt_photo(path: Path, lines: Sequence[str], seed: int) -> None:
+    """A receipt as a phone photo would show it: a paper strip on a darker table, turned a little, JPEG-compressed
+    with mild noise; the lines are what OCR should read back."""
+    import random
+
+    import numpy as np
+    from PIL import Image, ImageDraw, ImageFilter, ImageFont
+
+    rng = random.Random(seed)
+    font = ImageFont.load_default(size=30)
+    paper = Image.new("L", (720, 80 + 46 * len(lines)), 246)
+    draw = ImageDraw.Draw(paper)
+    for i, line in enumerate(lines):
+        draw.text((40, 40 + 46 * i), line, font=font, fill=25)
+    paper = paper.rotate(rng.uniform(-2.0, 2.0), resample=Image.Resampling.BICUBIC, expand=True, fillcolor=90)
+    table = Image.new("L", (paper.width + 160, paper.height + 160), 90)
+    table.paste(paper, (80, 80))
+    pixels = np.asarray(table, dtype=np.float32)
+    pixels += np.random.default_rng(seed).normal(0.0, 6.0, pixels.shape)  # sensor noise, seeded
+    grey = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8)).filter(ImageFilter.GaussianBlur(0.6))
+    photo = Image.merge("RGB", [grey] * 3)
+    photo.save(path, format="JPEG", quality=85)

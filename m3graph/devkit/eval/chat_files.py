@@ -1,0 +1,297 @@
+"""`m3graph eval chat-files`: questions about files shared in conversations, beside a text-only baseline.
+
+The generated set (m3graph/devkit/chat_files.py) is ingested twice into one graph through the product's
+`ingest-chat` command: as written, with its files (source ``files-NN``), and as the text-only baseline, where every
+file is reduced to its name in the turn (``[shared file: receipt-01.pdf]``, source ``files-NN-textonly``), which
+is what a memory without file understanding keeps. Every question is asked of both through the same answerer (the
+controller by default) and scored the same way: answer match (judge.answer_match, deterministic) and the judge
+beside it, evidence recall@5 of file-scoped questions (the sharing turn ids among the source ids of the top 5
+memories of the product's hybrid search), and tokens per question.
+
+Indexing time per file type is measured by difference, with nothing but the command line's own path: the
+conversations are ingested once more per file extension with only that extension's files attached (the others
+named, as in the baseline), and once with none; the difference of the two times divided by the number of such
+files is the cost of one file of the type (model loading and the turns' own embedding cancel out). Those extra
+sources are deleted before and after.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from m3graph.devkit.chat_files import CATEGORIES, Question, build, load_questions
+from m3graph.devkit.eval.judge import answer_match
+from m3graph.devkit.eval.runner import EvalItem
+
+if TYPE_CHECKING:
+    from m3graph.graphdb.store import MemoryGraph
+    from m3graph.settings import Settings
+
+SYSTEMS = ("files", "text-only")
+RECALL_K = 5
+BASELINE_SUFFIX = "-textonly"
+
+
+def source_of(question: Question, system: str) -> str:
+    return question.conversation if system == "files" else question.conversation + BASELINE_SUFFIX
+
+
+def items(questions: Sequence[Question], system: str) -> list[EvalItem]:
+    """The questions as evaluation items of one system (ids prefixed by the system: one results file each)."""
+    if system not in SYSTEMS:
+        raise ValueError(f"system must be one of {SYSTEMS}")
+    return [EvalItem(id=f"{system}/{q.id}", question=q.question, ground_truth=q.answer, types=(q.category,),
+                     videos=(source_of(q, system),), source=q.conversation, tags=(system,)) for q in questions]
+
+
+def sample(questions: Sequence[Question], per_category: int | None) -> list[Question]:
+    """`per_category` questions of each category, spread evenly over its list (all when None or fewer exist);
+    deterministic, so every run and every answerer sees the same questions."""
+    if per_category is None:
+        return list(questions)
+    out: list[Question] = []
+    for category in CATEGORIES:
+        pool = [q for q in questions if q.category == category]
+        if len(pool) <= per_category:
+            out += pool
+        else:
+            out += [pool[(i * len(pool)) // per_category] for i in range(per_category)]
+    return out
+
+
+@dataclass(frozen=True)
+class PreparedSet:
+    set_dir: Path
+    conversations: tuple[Path, ...]
+    baseline: tuple[Path, ...]
+    questions: tuple[Question, ...]
+
+
+def prepare(set_dir: Path, identity_dir: Path | None = None) -> PreparedSet:
+    """Builds the set into `set_dir` when it holds none yet, and writes the text-only baseline beside it."""
+    qpath = set_dir / "questions.json"
+    if not qpath.is_file():
+        if identity_dir is None:
+            build(set_dir)
+        else:
+            build(set_dir, identity_dir)
+    convs = tuple(sorted(p for p in set_dir.glob("*.json") if p.name not in ("questions.json", "ocr_truth.json")))
+    base_dir = set_dir / "text-only"
+    base_dir.mkdir(exist_ok=True)
+    baseline = []
+    for path in convs:
+        target = base_dir / path.name
+        target.write_text(json.dumps(text_only(json.loads(path.read_text(encoding="utf-8"))), indent=1) + "\n",
+                          encoding="utf-8")
+        baseline.append(target)
+    return PreparedSet(set_dir, convs, tuple(baseline), tuple(load_questions(qpath)))
+
+
+def reduce_files(doc: dict[str, Any], keep_ext: str | None, suffix: str) -> dict[str, Any]:
+    """A conversation under new source and session ids (`suffix` appended) with only the files of extension
+    `keep_ext` attached (None: none); every other file is named in its turn, ``[shared file: NAME]``, which is
+    what a memory without file understanding keeps."""
+    out = json.loads(json.dumps(doc))
+    out["source_id"] = f"{doc['source_id']}{suffix}"
+    for session in out["sessions"]:
+        session["id"] = f"{session['id']}{suffix}"
+        for turn in session["turns"]:
+            kept, named = [], []
+            for f in turn.pop("files", []):
+                (kept if keep_ext is not None and Path(f["path"]).suffix.lower() == keep_ext else named).append(f)
+            if kept:
+                turn["files"] = kept
+            if named:
+                turn["text"] = " ".join([turn["text"], *(f"[shared file: {f.get('name') or Path(f['path']).name}]"
+                                                        for f in named)]).strip()
+    return out
+
+
+def text_only(doc: dict[str, Any]) -> dict[str, Any]:
+    """The baseline's view of a conversation: every file reduced to its name, source ``<id>-textonly``."""
+    return reduce_files(doc, None, BASELINE_SUFFIX)
+
+
+def only_type(doc: dict[str, Any], ext: str) -> dict[str, Any]:
+    """Only the files of one extension attached ("" none), source ``<id>-only<ext>``: the run whose extra cost over
+    the one with none is that type's indexing time."""
+    return reduce_files(doc, ext or None, f"-only{ext.lstrip('.') or 'none'}")
+
+
+def file_types(paths: Sequence[Path]) -> dict[str, int]:
+    """Extension -> number of files attached across the conversations."""
+    counts: dict[str, int] = defaultdict(int)
+    for path in paths:
+        for session in json.loads(path.read_text(encoding="utf-8"))["sessions"]:
+            for turn in session["turns"]:
+                for f in turn.get("files", []):
+                    counts[Path(f["path"]).suffix.lower()] += 1
+    return dict(sorted(counts.items()))
+
+
+# ------------------------------------------------------------------------------------------------ scoring
+
+
+def evidence_recall(graph: MemoryGraph, embedder: Any, question: Question, system: str, k: int = RECALL_K) -> float:
+    """Share of the question's evidence turns among the source ids of the top-k memories of hybrid search."""
+    from m3graph.embedding import query_embed
+
+    vector = query_embed(embedder)([question.question])[0].tolist()
+    found = graph.search.search_node(vector, [source_of(question, system)], k=k, text=question.question)
+    ids = {s for clip in found for m in clip.memories for s in m.source_ids}
+    return recall(question.evidence, ids)
+
+
+def recall(evidence: Sequence[str], found: set[str]) -> float:
+    wanted = set(evidence)
+    return len(wanted & found) / len(wanted) if wanted else 1.0
+
+
+@dataclass
+class Cell:
+    n: int = 0
+    matched: int = 0
+    judged: int = 0
+    recall_sum: float = 0.0
+    recall_n: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, record: dict[str, Any], recall_value: float | None) -> None:
+        self.n += 1
+        self.matched += answer_match(record.get("answer"), record.get("gt") or "") == "yes"
+        self.judged += record.get("verdict") == "yes"
+        tokens = record.get("tokens", {}).get("answerer", {})
+        self.prompt_tokens += int(tokens.get("prompt", 0))
+        self.completion_tokens += int(tokens.get("completion", 0))
+        if recall_value is not None:
+            self.recall_sum += recall_value
+            self.recall_n += 1
+
+    def to_dict(self) -> dict[str, Any]:
+        n = self.n or 1
+        return {"n": self.n, "answer_match": round(self.matched / n, 4), "judge": round(self.judged / n, 4),
+                "recall_at_5": round(self.recall_sum / self.recall_n, 4) if self.recall_n else None,
+                "tokens_per_question": round((self.prompt_tokens + self.completion_tokens) / n, 1)}
+
+
+@dataclass
+class ChatFilesReport:
+    """Per category and system: answer match, judge, recall@5 (file-scoped questions), tokens per question."""
+
+    cells: dict[tuple[str, str], Cell] = field(default_factory=dict)
+    indexing: dict[str, dict[str, float]] = field(default_factory=dict)  # ext -> files, seconds per file
+    ingest_s: dict[str, float] = field(default_factory=dict)  # system -> seconds for the whole set
+
+    def add(self, system: str, category: str, record: dict[str, Any], recall_value: float | None) -> None:
+        for key in ((system, category), (system, "all"), (system, "file-scoped") if recall_value is not None
+                    else (system, "text-only questions")):
+            self.cells.setdefault(key, Cell()).add(record, recall_value)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"by_system": {s: {c: cell.to_dict() for (s2, c), cell in self.cells.items() if s2 == s}
+                              for s in SYSTEMS},
+                "indexing_per_file_type": self.indexing, "ingest_s": self.ingest_s}
+
+    def format(self) -> str:
+        rows = ["| category | n | answer match: files | text-only | recall@5: files | text-only | tokens/question: "
+                "files | text-only |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for category in (*CATEGORIES, "file-scoped", "all"):
+            f, t = self.cells.get(("files", category)), self.cells.get(("text-only", category))
+            if f is None and t is None:
+                continue
+            fd, td = (f or Cell()).to_dict(), (t or Cell()).to_dict()
+
+            def rec(d: dict[str, Any]) -> str:
+                return "-" if d["recall_at_5"] is None else f"{d['recall_at_5']:.2f}"
+
+            rows.append(f"| {category} | {max(fd['n'], td['n'])} | {fd['answer_match']:.1%} | "
+                        f"{td['answer_match']:.1%} | {rec(fd)} | {rec(td)} | {fd['tokens_per_question']:.0f} | "
+                        f"{td['tokens_per_question']:.0f} |")
+        if self.indexing:
+            rows += ["", "| file type | files | indexing s/file |", "| --- | ---: | ---: |"]
+            rows += [f"| {ext} | {v['files']:.0f} | {v['seconds_per_file']:.2f} |" for ext, v in self.indexing.items()]
+        if self.ingest_s:
+            rows.append("")
+            rows.append("ingestion of the whole set: " + ", ".join(f"{s} {v:.1f} s" for s, v in self.ingest_s.items()))
+        return "\n".join(rows)
+
+
+def score(questions: Sequence[Question], records: dict[str, dict[str, Any]],
+          recalls: dict[str, float]) -> ChatFilesReport:
+    """The report from the results records (keyed by item id) and the recall of file-scoped questions."""
+    report = ChatFilesReport()
+    for system in SYSTEMS:
+        for q in questions:
+            record = records.get(f"{system}/{q.id}")
+            if record is None:
+                continue
+            report.add(system, q.category, record, recalls.get(f"{system}/{q.id}") if q.file_scoped else None)
+    return report
+
+
+IngestRun = Callable[[Sequence[Path], Path | None], float]  # (conversation files, files root) -> seconds
+
+
+def indexing_per_type(prepared: PreparedSet, ingest: IngestRun, work_dir: Path,
+                      delete_source: Callable[[str], object]) -> dict[str, dict[str, float]]:
+    """Seconds per file of each type: an ingestion with only that type's files attached, minus one with none
+    (each under fresh source ids, deleted afterwards, so earlier runs never make a step look free)."""
+    def timed_variant(ext: str) -> float:
+        paths = []
+        for path in prepared.conversations:
+            doc = only_type(json.loads(path.read_text(encoding="utf-8")), ext)
+            target = work_dir / f"{path.stem}-only{ext.lstrip('.') or 'none'}.json"
+            target.write_text(json.dumps(doc), encoding="utf-8")
+            paths.append(target)
+        for path in paths:  # a variant left by an interrupted run would be skipped as already stored
+            delete_source(json.loads(path.read_text(encoding="utf-8"))["source_id"])
+        seconds = ingest(paths, prepared.set_dir)
+        for path in paths:
+            delete_source(json.loads(path.read_text(encoding="utf-8"))["source_id"])
+        return seconds
+
+    reference = timed_variant("")
+    out: dict[str, dict[str, float]] = {}
+    for ext, count in file_types(prepared.conversations).items():
+        out[ext] = {"files": count, "seconds_per_file": round(max(0.0, timed_variant(ext) - reference) / count, 3)}
+    return out
+
+
+def timed(run: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    run()
+    return time.perf_counter() - t0
+
+
+def write_report(report: ChatFilesReport, out: Path) -> Path:
+    path = out.with_suffix(".report.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def run(settings: Settings, graph: MemoryGraph, prepared: PreparedSet, questions: Sequence[Question],
+        out_dir: Path, answerer: Any, judge: Any, fresh: bool,
+        progress: Callable[[int, int, dict[str, Any]], None] | None = None) -> ChatFilesReport:
+    """Asks every question of both systems (results resumable per system) and scores them."""
+    from m3graph.devkit.eval.runner import ResultsFile, run_eval
+    from m3graph.embedding import text_embedder
+
+    embedder = text_embedder(settings)
+    records: dict[str, dict[str, Any]] = {}
+    recalls: dict[str, float] = {}
+    for system in SYSTEMS:
+        out = out_dir / f"chat-files-{system}.jsonl"
+        run_eval(items(questions, system), answerer, judge, out, fresh=fresh, progress=progress)
+        records.update(ResultsFile(out).load())
+        for q in questions:
+            if q.file_scoped:
+                recalls[f"{system}/{q.id}"] = evidence_recall(graph, embedder, q, system)
+    return score(questions, records, recalls)
