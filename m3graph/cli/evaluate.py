@@ -387,36 +387,12 @@ def chat_files(settings: Settings, set_dir: Path, identity_dir: Path | None, per
     text-only controls), answered from the set ingested with its files and, in the same run, from the text-only
     baseline (each file reduced to its name); answer match, evidence recall@5 and tokens per question."""
     from m3graph.cli.chat import ingest_chat
-    from m3graph.devkit.eval import chat_files as cf
-    from m3graph.devkit.eval.judge import make_judge
-    from m3graph.devkit.eval.runner import load_answerer_factory
-    from m3graph.graphdb.store import MemoryGraph
-    from m3graph.localserver.server import ensure_server
+    from m3graph.devkit.eval.chat_files import run_command
 
-    prepared = cf.prepare(set_dir, identity_dir)
-    questions = cf.sample(prepared.questions, per_category or None)
-
-    def ingest(paths: Sequence[Path], files_root: Path | None) -> float:
+    def ingest(paths: Sequence[Path], files_root: Path | None) -> None:
         args = [str(p) for p in paths] + ["--format", "json"]
-        args += ["--files-root", str(files_root)] if files_root is not None else []
-        return cf.timed(lambda: ingest_chat.main(args, obj=settings, standalone_mode=False))
+        ingest_chat.main(args + (["--files-root", str(files_root)] if files_root else []), obj=settings,
+                         standalone_mode=False)
 
-    ensure_server(settings)
-    with MemoryGraph.connect(settings) as graph:
-        if fresh:
-            for source in sorted({cf.source_of(q, system) for q in prepared.questions for system in cf.SYSTEMS}):
-                graph.delete_video(source)
-        ingest_s = {"text-only": ingest(prepared.baseline, None), "files": ingest(prepared.conversations, set_dir)}
-        indexing = cf.indexing_per_type(prepared, ingest, set_dir / "text-only",
-                                        graph.delete_video) if index_times else {}
-        answerer = load_answerer_factory(answerer_spec)(settings, graph)
-        judge = make_judge(settings, structured)
-        try:
-            click.echo(f"evaluating {len(questions)} questions x 2 systems -> {out_dir} (judge: {judge.name})")
-            report = cf.run(settings, graph, prepared, questions, out_dir, answerer, judge, fresh, progress=_progress)
-        finally:
-            judge.model.close()
-            _close(answerer)
-    report.ingest_s, report.indexing = {k: round(v, 2) for k, v in ingest_s.items()}, indexing
-    click.echo("\n" + report.format())
-    click.echo(f"report: {cf.write_report(report, out_dir / 'chat-files.jsonl')}")
+    run_command(settings, set_dir, identity_dir, per_category or None, out_dir, index_times, fresh,
+                answerer_spec, structured, ingest, echo=click.echo, progress=_progress, close=_close)

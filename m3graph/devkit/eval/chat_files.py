@@ -30,6 +30,7 @@ from m3graph.devkit.eval.judge import answer_match
 from m3graph.devkit.eval.runner import EvalItem
 
 if TYPE_CHECKING:
+    from m3graph.devkit.eval.judge import Structured
     from m3graph.graphdb.store import MemoryGraph
     from m3graph.settings import Settings
 
@@ -295,3 +296,43 @@ def run(settings: Settings, graph: MemoryGraph, prepared: PreparedSet, questions
             if q.file_scoped:
                 recalls[f"{system}/{q.id}"] = evidence_recall(graph, embedder, q, system)
     return score(questions, records, recalls)
+
+
+def run_command(settings: Settings, set_dir: Path, identity_dir: Path | None, per_category: int | None,
+                out_dir: Path, index_times: bool, fresh: bool, answerer_spec: str, structured: Structured,
+                ingest_chat: Callable[[Sequence[Path], Path | None], None], *, echo: Callable[[str], None],
+                progress: Callable[[int, int, dict[str, Any]], None], close: Callable[[object], None]) -> Path:
+    """`m3graph eval chat-files` (the command passes its own `ingest-chat` in, so this runs exactly the product's
+    ingestion path): build or read the set, ingest both systems (timed), ask, score; returns the report path."""
+    from m3graph.devkit.eval.judge import make_judge
+    from m3graph.devkit.eval.runner import load_answerer_factory
+    from m3graph.graphdb.store import MemoryGraph
+    from m3graph.localserver.server import ensure_server
+
+    prepared = prepare(set_dir, identity_dir)
+    questions = sample(prepared.questions, per_category)
+
+    def ingest(paths: Sequence[Path], files_root: Path | None) -> float:
+        return timed(lambda: ingest_chat(paths, files_root))
+
+    ensure_server(settings)
+    with MemoryGraph.connect(settings) as graph:
+        if fresh:
+            for source in sorted({source_of(q, system) for q in prepared.questions for system in SYSTEMS}):
+                graph.delete_video(source)
+        ingest_s = {"text-only": ingest(prepared.baseline, None), "files": ingest(prepared.conversations, set_dir)}
+        indexing = indexing_per_type(prepared, ingest, set_dir / "text-only", graph.delete_video) if index_times \
+            else {}
+        answerer = load_answerer_factory(answerer_spec)(settings, graph)
+        judge = make_judge(settings, structured)
+        try:
+            echo(f"evaluating {len(questions)} questions x 2 systems -> {out_dir} (judge: {judge.name})")
+            report = run(settings, graph, prepared, questions, out_dir, answerer, judge, fresh, progress=progress)
+        finally:
+            judge.model.close()
+            close(answerer)
+    report.ingest_s, report.indexing = {k: round(v, 2) for k, v in ingest_s.items()}, indexing
+    echo("\n" + report.format())
+    path = write_report(report, out_dir / "chat-files.jsonl")
+    echo(f"report: {path}")
+    return path
