@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from PIL import Image
 
 from m3graph.devkit.chat_files import CATEGORIES, Question, build, load_questions
 from m3graph.devkit.eval.chat_files import (
@@ -31,20 +30,12 @@ from m3graph.devkit.eval.chat_files import (
     text_only,
 )
 from m3graph.devkit.eval.chat_files_ocr import accuracy, edit_distance
+from tests.helpers.chat_files import stand_in_identity
 
 
 @pytest.fixture(scope="module")
 def identity(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("identity")
-    (root / "faces").mkdir()
-    rows = ["file,identity"]
-    for person in range(1, 14):
-        for k in range(2):
-            name = f"p{person}_{k}.jpg"
-            Image.new("RGB", (32, 32), (person * 17 % 256, k * 90, 40)).save(root / "faces" / name, quality=95)
-            rows.append(f"{name},person_{person:02d}")
-    (root / "faces" / "identities.csv").write_text("\n".join(rows) + "\n")
-    return root
+    return stand_in_identity(tmp_path_factory.mktemp("identity"))
 
 
 @pytest.fixture(scope="module")

@@ -280,15 +280,16 @@ def write_report(report: ChatFilesReport, out: Path) -> Path:
 
 def run(settings: Settings, graph: MemoryGraph, prepared: PreparedSet, questions: Sequence[Question],
         out_dir: Path, answerer: Any, judge: Any, fresh: bool,
-        progress: Callable[[int, int, dict[str, Any]], None] | None = None) -> ChatFilesReport:
-    """Asks every question of both systems (results resumable per system) and scores them."""
+        progress: Callable[[int, int, dict[str, Any]], None] | None = None,
+        systems: Sequence[str] = SYSTEMS) -> ChatFilesReport:
+    """Asks every question of each system (both by default; results resumable per system) and scores them."""
     from m3graph.devkit.eval.runner import ResultsFile, run_eval
     from m3graph.embedding import text_embedder
 
     embedder = text_embedder(settings)
     records: dict[str, dict[str, Any]] = {}
     recalls: dict[str, float] = {}
-    for system in SYSTEMS:
+    for system in systems:
         out = out_dir / f"chat-files-{system}.jsonl"
         run_eval(items(questions, system), answerer, judge, out, fresh=fresh, progress=progress)
         records.update(ResultsFile(out).load())
