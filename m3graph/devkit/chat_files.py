@@ -295,10 +295,11 @@ def _build_conversation(index: int, out: Path, people: dict[str, list[str]], ide
     c.reply(3)
     later: dict[str, str] = {}
     for k, session in ((0, 3), (1, 3), (2, 4), (3, 4)):
-        later[persons[k]] = c.say(session, u, f"Look who I ran into at {places[k]}!", photo(session, persons[k], 1))
+        shot = photo(session, persons[k], 1)
+        later[persons[k]] = c.say(session, u, f"Look who I ran into at {places[k]}!", shot)
         c.say(session, c.friend, "No way, what a coincidence!")
         c.ask(f"Who did {u} run into at {places[k]}?", named(persons[k]), [later[persons[k]], intro[persons[k]]],
-              "photo", True)
+              "photo", True, [shot[1]])
         if k == 1:
             _chart(c, 3, series[2], formats[2], 3)
             note_md = _note(c, 3, "md")

@@ -52,11 +52,11 @@ def test_text_questions_find_their_turn_in_the_baseline(baseline: PreparedSet, m
                                                          settings: Settings) -> None:
     embedder = text_embedder(settings)
     text = [q for q in baseline.questions if q.category == "text"]
-    recalls = [evidence_recall(memory_graph, embedder, q, "text-only") for q in text]
+    recalls = [evidence_recall(memory_graph, embedder, q, "text-only")[0] for q in text]
     assert len(text) == 10 and sum(recalls) / len(recalls) >= 0.8, recalls
     # The baseline keeps the file's name in the sharing turn: "the PDF agreement" finds "... [shared file: ...pdf]".
     named = [q for q in baseline.questions if q.category == "file" and q.answer.startswith("contract-")]
-    assert named and all(evidence_recall(memory_graph, embedder, q, "text-only") == 1.0 for q in named)
+    assert named and all(evidence_recall(memory_graph, embedder, q, "text-only") == (1.0, 0.0) for q in named)
 
 
 @dataclass
@@ -91,6 +91,7 @@ def test_a_run_scores_the_baseline_per_category(baseline: PreparedSet, memory_gr
     cells = report.to_dict()["by_system"]["text-only"]
     assert cells["text"]["answer_match"] == 1.0 and cells["document"]["answer_match"] == 0.0
     assert cells["document"]["recall_at_5"] is not None and cells["text"]["recall_at_5"] is None
+    assert cells["document"]["file_recall_at_5"] == 0.0  # the baseline holds no file surrogate
     assert cells["all"]["tokens_per_question"] == 105.0
     assert {json.loads(line)["videos"][0] for line in (tmp_path / "chat-files-text-only.jsonl").open()} == {
         source_of(q, "text-only") for q in questions}

@@ -72,7 +72,7 @@ def test_every_category_has_twenty_questions_with_known_evidence(dev: Path) -> N
     for q in questions:
         turns = _turns(convs[q.conversation])
         assert q.evidence and all(e in turns for e in q.evidence), q
-        assert q.file_scoped == (q.category != "text")
+        assert q.file_scoped == (q.category != "text") and bool(q.files) == q.file_scoped
         if q.file_scoped:
             assert turns[q.evidence[0]].get("files"), q  # the first evidence turn shares the file
 
@@ -178,19 +178,20 @@ def _record(answer: str, gt: str, tokens: int) -> dict:
 
 
 def test_the_report_scores_systems_side_by_side() -> None:
-    qs = [Question("c/q0", "c", "What total?", "42.17", ["S1:2"], "document", True),
+    qs = [Question("c/q0", "c", "What total?", "42.17", ["S1:2"], "document", True, ["r.pdf"]),
           Question("c/q1", "c", "Dog?", "Rex", ["S1:1"], "text", False)]
     records = {"files/c/q0": _record("It was 42.17 euros.", "42.17", 90),
                "text-only/c/q0": _record("I don't know.", "42.17", 70),
                "files/c/q1": _record("Rex", "Rex", 50), "text-only/c/q1": _record("Rex", "Rex", 50)}
-    report = score(qs, records, {"files/c/q0": 1.0, "text-only/c/q0": 0.0, "files/c/q1": 0.0})
+    report = score(qs, records, {"files/c/q0": (1.0, 1.0), "text-only/c/q0": (0.0, 0.0), "files/c/q1": (0.0, None)})
     table = report.to_dict()["by_system"]
     assert table["files"]["document"]["answer_match"] == 1.0 and table["text-only"]["document"]["answer_match"] == 0
     assert table["files"]["file-scoped"]["recall_at_5"] == 1.0 and table["text-only"]["file-scoped"][
         "recall_at_5"] == 0.0
     assert table["files"]["text"]["recall_at_5"] is None  # a text question's recall is not counted
+    assert table["files"]["document"]["file_recall_at_5"] == 1.0 and table["files"]["text"]["file_recall_at_5"] is None
     assert table["files"]["all"]["tokens_per_question"] == 80.0
-    assert "| document | 1 | 100.0% | 0.0% | 1.00 | 0.00 |" in report.format()
+    assert "| document | 1 | 100.0% | 0.0% | 1.00 | 0.00 | 1.00 | 100 | 80 |" in report.format()
     assert recall(["a", "b"], {"a", "x"}) == 0.5
 
 

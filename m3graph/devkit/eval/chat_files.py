@@ -139,14 +139,26 @@ def file_types(paths: Sequence[Path]) -> dict[str, int]:
 # ------------------------------------------------------------------------------------------------ scoring
 
 
-def evidence_recall(graph: MemoryGraph, embedder: Any, question: Question, system: str, k: int = RECALL_K) -> float:
-    """Share of the question's evidence turns among the source ids of the top-k memories of hybrid search."""
+def evidence_recall(graph: MemoryGraph, embedder: Any, question: Question, system: str,
+                    k: int = RECALL_K) -> tuple[float, float | None]:
+    """(turn recall, file recall) in the top-k memories of the product's hybrid search on the question.
+
+    Turn recall: the share of evidence turns among their source ids; the sharing turn's own line counts, and
+    both systems store it, so this says whether the right turn was found. File recall: the share of the
+    question's files whose surrogate (a memory ``[file NAME, ...``, the agreed surrogate header) was among them,
+    i.e. whether the file's content reached the reader; the baseline has no surrogate (0 by construction).
+    None for a question about no file."""
     from m3graph.embedding import query_embed
 
     vector = query_embed(embedder)([question.question])[0].tolist()
     found = graph.search.search_node(vector, [source_of(question, system)], k=k, text=question.question)
-    ids = {s for clip in found for m in clip.memories for s in m.source_ids}
-    return recall(question.evidence, ids)
+    memories = [m for clip in found for m in clip.memories]
+    ids = {s for m in memories for s in m.source_ids}
+    files = None
+    if question.files:
+        files = sum(any(m.raw_text.startswith(f"[file {name},") and question.evidence[0] in m.source_ids
+                        for m in memories) for name in question.files) / len(question.files)
+    return recall(question.evidence, ids), files
 
 
 def recall(evidence: Sequence[str], found: set[str]) -> float:
@@ -161,10 +173,12 @@ class Cell:
     judged: int = 0
     recall_sum: float = 0.0
     recall_n: int = 0
+    file_sum: float = 0.0
+    file_n: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
-    def add(self, record: dict[str, Any], recall_value: float | None) -> None:
+    def add(self, record: dict[str, Any], recall_value: float | None, file_value: float | None = None) -> None:
         self.n += 1
         self.matched += answer_match(record.get("answer"), record.get("gt") or "") == "yes"
         self.judged += record.get("verdict") == "yes"
@@ -174,11 +188,15 @@ class Cell:
         if recall_value is not None:
             self.recall_sum += recall_value
             self.recall_n += 1
+        if file_value is not None:
+            self.file_sum += file_value
+            self.file_n += 1
 
     def to_dict(self) -> dict[str, Any]:
         n = self.n or 1
         return {"n": self.n, "answer_match": round(self.matched / n, 4), "judge": round(self.judged / n, 4),
                 "recall_at_5": round(self.recall_sum / self.recall_n, 4) if self.recall_n else None,
+                "file_recall_at_5": round(self.file_sum / self.file_n, 4) if self.file_n else None,
                 "tokens_per_question": round((self.prompt_tokens + self.completion_tokens) / n, 1)}
 
 
@@ -190,10 +208,11 @@ class ChatFilesReport:
     indexing: dict[str, dict[str, float]] = field(default_factory=dict)  # ext -> files, seconds per file
     ingest_s: dict[str, float] = field(default_factory=dict)  # system -> seconds for the whole set
 
-    def add(self, system: str, category: str, record: dict[str, Any], recall_value: float | None) -> None:
+    def add(self, system: str, category: str, record: dict[str, Any], recall_value: float | None,
+            file_value: float | None = None) -> None:
         for key in ((system, category), (system, "all"), (system, "file-scoped") if recall_value is not None
                     else (system, "text-only questions")):
-            self.cells.setdefault(key, Cell()).add(record, recall_value)
+            self.cells.setdefault(key, Cell()).add(record, recall_value, file_value)
 
     def to_dict(self) -> dict[str, Any]:
         return {"by_system": {s: {c: cell.to_dict() for (s2, c), cell in self.cells.items() if s2 == s}
@@ -201,20 +220,21 @@ class ChatFilesReport:
                 "indexing_per_file_type": self.indexing, "ingest_s": self.ingest_s}
 
     def format(self) -> str:
-        rows = ["| category | n | answer match: files | text-only | recall@5: files | text-only | tokens/question: "
-                "files | text-only |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        rows = ["| category | n | answer match: files | text-only | turn recall@5: files | text-only | file recall@5: "
+                "files | tokens/question: files | text-only |",
+                "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for category in (*CATEGORIES, "file-scoped", "all"):
             f, t = self.cells.get(("files", category)), self.cells.get(("text-only", category))
             if f is None and t is None:
                 continue
             fd, td = (f or Cell()).to_dict(), (t or Cell()).to_dict()
 
-            def rec(d: dict[str, Any]) -> str:
-                return "-" if d["recall_at_5"] is None else f"{d['recall_at_5']:.2f}"
+            def rec(d: dict[str, Any], key: str = "recall_at_5") -> str:
+                return "-" if d[key] is None else f"{d[key]:.2f}"
 
             rows.append(f"| {category} | {max(fd['n'], td['n'])} | {fd['answer_match']:.1%} | "
-                        f"{td['answer_match']:.1%} | {rec(fd)} | {rec(td)} | {fd['tokens_per_question']:.0f} | "
-                        f"{td['tokens_per_question']:.0f} |")
+                        f"{td['answer_match']:.1%} | {rec(fd)} | {rec(td)} | {rec(fd, 'file_recall_at_5')} | "
+                        f"{fd['tokens_per_question']:.0f} | {td['tokens_per_question']:.0f} |")
         if self.indexing:
             rows += ["", "| file type | files | indexing s/file |", "| --- | ---: | ---: |"]
             rows += [f"| {ext} | {v['files']:.0f} | {v['seconds_per_file']:.2f} |" for ext, v in self.indexing.items()]
@@ -225,15 +245,17 @@ class ChatFilesReport:
 
 
 def score(questions: Sequence[Question], records: dict[str, dict[str, Any]],
-          recalls: dict[str, float]) -> ChatFilesReport:
-    """The report from the results records (keyed by item id) and the recall of file-scoped questions."""
+          recalls: dict[str, tuple[float, float | None]]) -> ChatFilesReport:
+    """The report from the results records (keyed by item id) and the (turn, file) recalls of file-scoped
+    questions (keyed the same way)."""
     report = ChatFilesReport()
     for system in SYSTEMS:
         for q in questions:
             record = records.get(f"{system}/{q.id}")
             if record is None:
                 continue
-            report.add(system, q.category, record, recalls.get(f"{system}/{q.id}") if q.file_scoped else None)
+            turn, files = recalls.get(f"{system}/{q.id}", (None, None)) if q.file_scoped else (None, None)
+            report.add(system, q.category, record, turn, files)
     return report
 
 
@@ -288,7 +310,7 @@ def run(settings: Settings, graph: MemoryGraph, prepared: PreparedSet, questions
 
     embedder = text_embedder(settings)
     records: dict[str, dict[str, Any]] = {}
-    recalls: dict[str, float] = {}
+    recalls: dict[str, tuple[float, float | None]] = {}
     for system in systems:
         out = out_dir / f"chat-files-{system}.jsonl"
         run_eval(items(questions, system), answerer, judge, out, fresh=fresh, progress=progress)
