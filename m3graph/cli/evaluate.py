@@ -371,6 +371,7 @@ def statements(data: Path | None, split: str | None) -> None:
               default=None, help="The shared identity set the photos are read from (default ../shared/data/identity).")
 @click.option("--per-category", type=click.IntRange(min=0), default=20, show_default=True,
               help="Questions per category, the same ones every run; 0: every question.")
+@click.option("--conversations", type=click.IntRange(1, 8), default=5, show_default=True, help="Use the first N.")
 @click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT_DIR, show_default=True,
               help="Where chat-files-files.jsonl, chat-files-text-only.jsonl and the report go.")
 @click.option("--index-times/--no-index-times", default=True, show_default=True,
@@ -381,8 +382,8 @@ def statements(data: Path | None, split: str | None) -> None:
               help="module:factory building the answerer from (settings, graph).")
 @_judge_option
 @click.pass_obj
-def chat_files(settings: Settings, set_dir: Path, identity_dir: Path | None, per_category: int, out_dir: Path,
-               index_times: bool, fresh: bool, answerer_spec: str, structured: Structured) -> None:
+def chat_files(settings: Settings, set_dir: Path, identity_dir: Path | None, per_category: int, conversations: int,
+               out_dir: Path, index_times: bool, fresh: bool, answerer_spec: str, structured: Structured) -> None:
     """Questions about files shared in conversations (receipts, photos of people, charts, file management, and
     text-only controls), answered from the set ingested with its files and, in the same run, from the text-only
     baseline (each file reduced to its name); answer match, evidence recall@5 and tokens per question."""
@@ -394,5 +395,5 @@ def chat_files(settings: Settings, set_dir: Path, identity_dir: Path | None, per
         ingest_chat.main(args + (["--files-root", str(files_root)] if files_root else []), obj=settings,
                          standalone_mode=False)
 
-    run_command(settings, set_dir, identity_dir, per_category or None, out_dir, index_times, fresh,
+    run_command(settings, set_dir, identity_dir, per_category or None, conversations, out_dir, index_times, fresh,
                 answerer_spec, structured, ingest, echo=click.echo, progress=_progress, close=_close)

@@ -378,8 +378,7 @@ def _turn_json(turn: Turn) -> dict[str, Any]:
 
 
 def load_questions(path: Path) -> list[Question]:
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    return [Question(**q) for q in data["questions"]]
+    return [Question(**q) for q in json.loads(Path(path).read_text(encoding="utf-8"))["questions"]]
 
 
 def main(argv: list[str] | None = None) -> None:

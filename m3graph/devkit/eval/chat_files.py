@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from m3graph.devkit.chat_files import CATEGORIES, Question, build, load_questions
 from m3graph.devkit.eval.judge import answer_match
 from m3graph.devkit.eval.runner import EvalItem
+from m3graph.devkit.labelled_media import DEFAULT_IDENTITY
 
 if TYPE_CHECKING:
     from m3graph.devkit.eval.judge import Structured
@@ -74,15 +75,14 @@ class PreparedSet:
     questions: tuple[Question, ...]
 
 
-def prepare(set_dir: Path, identity_dir: Path | None = None) -> PreparedSet:
-    """Builds the set into `set_dir` when it holds none yet, and writes the text-only baseline beside it."""
+def prepare(set_dir: Path, identity_dir: Path | None = None, conversations: int | None = None) -> PreparedSet:
+    """Builds the set into `set_dir` when it holds none yet (5 conversations, or `conversations`), and writes the
+    text-only baseline beside it; with `conversations`, only the first N conversations and their questions."""
     qpath = set_dir / "questions.json"
     if not qpath.is_file():
-        if identity_dir is None:
-            build(set_dir)
-        else:
-            build(set_dir, identity_dir)
+        build(set_dir, identity_dir or DEFAULT_IDENTITY, max(conversations or 5, 1))
     convs = tuple(sorted(p for p in set_dir.glob("*.json") if p.name not in ("questions.json", "ocr_truth.json")))
+    convs = convs[:conversations] if conversations else convs
     base_dir = set_dir / "text-only"
     base_dir.mkdir(exist_ok=True)
     baseline = []
@@ -91,7 +91,9 @@ def prepare(set_dir: Path, identity_dir: Path | None = None) -> PreparedSet:
         target.write_text(json.dumps(text_only(json.loads(path.read_text(encoding="utf-8"))), indent=1) + "\n",
                           encoding="utf-8")
         baseline.append(target)
-    return PreparedSet(set_dir, convs, tuple(baseline), tuple(load_questions(qpath)))
+    kept = {p.stem for p in convs}
+    return PreparedSet(set_dir, convs, tuple(baseline), tuple(q for q in load_questions(qpath)
+                                                               if q.conversation in kept))
 
 
 def reduce_files(doc: dict[str, Any], keep_ext: str | None, suffix: str) -> dict[str, Any]:
@@ -322,9 +324,10 @@ def run(settings: Settings, graph: MemoryGraph, prepared: PreparedSet, questions
 
 
 def run_command(settings: Settings, set_dir: Path, identity_dir: Path | None, per_category: int | None,
-                out_dir: Path, index_times: bool, fresh: bool, answerer_spec: str, structured: Structured,
-                ingest_chat: Callable[[Sequence[Path], Path | None], None], *, echo: Callable[[str], None],
-                progress: Callable[[int, int, dict[str, Any]], None], close: Callable[[object], None]) -> Path:
+                conversations: int | None, out_dir: Path, index_times: bool, fresh: bool, answerer_spec: str,
+                structured: Structured, ingest_chat: Callable[[Sequence[Path], Path | None], None], *,
+                echo: Callable[[str], None], progress: Callable[[int, int, dict[str, Any]], None],
+                close: Callable[[object], None]) -> Path:
     """`m3graph eval chat-files` (the command passes its own `ingest-chat` in, so this runs exactly the product's
     ingestion path): build or read the set, ingest both systems (timed), ask, score; returns the report path."""
     from m3graph.devkit.eval.judge import make_judge
@@ -332,7 +335,7 @@ def run_command(settings: Settings, set_dir: Path, identity_dir: Path | None, pe
     from m3graph.graphdb.store import MemoryGraph
     from m3graph.localserver.server import ensure_server
 
-    prepared = prepare(set_dir, identity_dir)
+    prepared = prepare(set_dir, identity_dir, conversations)
     questions = sample(prepared.questions, per_category)
 
     def ingest(paths: Sequence[Path], files_root: Path | None) -> float:
