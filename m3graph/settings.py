@@ -415,6 +415,25 @@ class ChatConfig(BaseModel):
     max_turns: int = Field(200_000, ge=1)
 
 
+class FilesConfig(BaseModel):
+    """Files shared in conversations (docs/conversations.md "Files"): bounds checked before a file is parsed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    max_file_mb: float = Field(50.0, gt=0)  # a larger attachment is refused (per file; the rest is ingested)
+    # DOCX/XLSX are zip archives: refused from the central directory, before anything is inflated, when their
+    # declared uncompressed total, an entry's compression ratio or the entry count exceeds these.
+    max_unzipped_mb: float = Field(200.0, gt=0)
+    max_zip_ratio: float = Field(100.0, gt=1)
+    max_zip_entries: int = Field(5000, ge=1)
+    max_image_pixels: int = Field(40_000_000, ge=1)  # a decompression bomb in a picture is refused
+    passage_chars: int = Field(1200, ge=200, le=6000)  # a document's text is stored in passages of this size
+    max_passages: int = Field(200, ge=1)  # per file: a longer document keeps its first passages (logged)
+    rows_per_passage: int = Field(20, ge=1)  # tables (CSV/XLSX/DOCX) are stored as rows, this many per memory
+    # Faces in shared photos: detected and resolved like a video frame's (persistent Face entities), with the
+    # perception settings; a photo is one frame, so a single detection makes a cluster.
+    photo_faces: bool = True
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="M3GRAPH_",
@@ -450,6 +469,7 @@ class Settings(BaseSettings):
     tasks: TaskConfig = TaskConfig()
     llm: LLMConfig = LLMConfig()
     chat: ChatConfig = ChatConfig()
+    files: FilesConfig = FilesConfig()
 
     # Media and time.
     clip_seconds: float = Field(30.0, gt=0)

@@ -14,7 +14,7 @@ from m3graph.settings import Settings
 
 
 @click.command("ingest-chat")
-@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--source-id", help="Store every FILE under this source (default: each file's own id or stem).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
               help="File format; auto picks by extension and content. facts: a numbered facts list ('N. text' "
@@ -25,16 +25,21 @@ from m3graph.settings import Settings
 @click.option("--keep-turns", is_flag=True, help="With --memorize: also keep every turn as a memory.")
 @click.option("--started-at", type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"]),
               help="Start time (UTC) for sessions whose file gives none (subtitles, plain transcripts).")
+@click.option("--files-root", type=click.Path(path_type=Path, file_okay=False, exists=True),
+              help="Files that turns share are read only under this directory (default: the directory holding "
+                   "each conversation file, or the conversation folder itself).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summaries as JSON.")
 @click.pass_obj
 def ingest_chat(settings: Settings, files: tuple[Path, ...], source_id: str | None, fmt: str, use_model: bool,
-                keep_turns: bool, started_at: datetime | None, as_json: bool) -> None:
-    """Ingest conversations and transcripts: LoCoMo or generic JSON, SRT/WebVTT, "Speaker: text", facts lists.
+                keep_turns: bool, started_at: datetime | None, files_root: Path | None, as_json: bool) -> None:
+    """Ingest conversations and transcripts: LoCoMo or generic JSON, SRT/WebVTT, "Speaker: text", facts lists,
+    or a folder of session folders with the files they share.
 
     Every file is parsed and validated before anything is written (a malformed file is reported with its
     line and nothing is stored). Each session becomes a clip, each turn an episodic memory (each fact of a
     facts list a semantic one); sessions already in the graph are skipped, so re-running appends only what is
-    new.
+    new. Files that turns share (PDF, text, DOCX, CSV/XLSX, SVG charts, images, audio) are stored with
+    surrogate memories; a bad file is reported on its own and the rest is ingested.
     """
     from m3graph.cli import _graph
     from m3graph.embedding import text_embedder
@@ -68,15 +73,26 @@ def ingest_chat(settings: Settings, files: tuple[Path, ...], source_id: str | No
     try:
         with _graph(settings) as graph:
             for conv, facts in convs:  # a facts list needs no model: each fact is one semantic memory
-                summary = ingest_conversation(graph, conv, embedder, FactsMemorizer() if facts else memorizer)
+                root = files_root or _default_root(Path(conv.path or "."))
+                summary = ingest_conversation(graph, conv, embedder, FactsMemorizer() if facts else memorizer,
+                                              files_root=root)
+                for problem in summary.files_refused:
+                    click.echo(f"error: {conv.path}: {problem}", err=True)
                 summaries.append(summary)
                 if not as_json:
                     click.echo(f"{conv.path}: source {summary.source_id}: {len(summary.sessions_written)} sessions "
                                f"written (clips {summary.sessions_written}), {summary.sessions_skipped} already "
                                f"stored; {summary.turns} turns, {summary.episodic} episodic + {summary.semantic} "
-                               f"semantic memories, {summary.speakers_created} new speakers")
+                               f"semantic memories, {summary.speakers_created} new speakers, {summary.files} files "
+                               f"({len(summary.files_refused)} refused)")
     finally:
         if memorizer is not None:
             memorizer.model.close()
     if as_json:
         click.echo(json.dumps([asdict(s) for s in summaries], indent=2))
+
+
+def _default_root(path: Path) -> Path:
+    """Where a conversation's files may be read from without --files-root: its folder (a folder conversation)
+    or the directory holding the file."""
+    return path if path.is_dir() else path.parent

@@ -6,6 +6,8 @@ recomputed from the evidence that remains, entities with no evidence left are de
 about them), and characters are recomputed around everything that changed. A deleted video's lock nodes go with
 it, and the deletion that leaves the graph without any data also removes the global locks and id counters
 (`delete/unused_bookkeeping`): while data remains they stay, since a counter keeps its ids from being reused.
+Files shared in a conversation session go with the last session holding them (`graphdb/files.py`): the deletes
+return the stored copies' paths, which the store removes after the transaction commits.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from m3graph.errors import NotFoundError
 from m3graph.graphdb.characters import refresh_characters
 from m3graph.graphdb.executor import Executor, Tx
 from m3graph.graphdb.facts import refresh_slots
+from m3graph.graphdb.files import drop_orphans, release_clip_files
 from m3graph.graphdb.identity import EntityState
 from m3graph.graphdb.types import clip_key
 from m3graph.settings import Settings
@@ -46,44 +49,50 @@ def _repair_entities(tx: Tx, settings: Settings, ids: list[int]) -> list[int]:
     return [i for i in ids if i not in set(dead)]
 
 
-def delete_clip_tx(tx: Tx, settings: Settings, video_id: str, clip_index: int) -> None:
+def delete_clip_tx(tx: Tx, settings: Settings, video_id: str, clip_index: int) -> list[str]:
+    """Deletes the clip; returns the stored copies of shared files that no other session holds."""
     ckey = clip_key(video_id, clip_index)
     if tx.single("graph/get_clip", video_id=video_id, clip_index=clip_index) is None:
         raise NotFoundError(f"clip {ckey} does not exist")
     tx.run("graph/lock", name=f"memory:{video_id}")
     affected = tx.one("delete/clip_entities", clip_key=ckey)["entity_ids"]
     held = tx.run("delete/clip_memories", clip_key=ckey, video_id=video_id)
+    files = release_clip_files(tx, ckey)
     memory_ids = [r["memory_id"] for r in held]
     if memory_ids:
         tx.run("memory/retract", clip_key=ckey, memory_ids=memory_ids)
     tx.run("delete/clip", clip_key=ckey)
+    stored = drop_orphans(tx, files)
     refresh_slots(tx, video_id, [r["slot_key"] for r in held])  # an older fact may hold again
     survivors = _repair_entities(tx, settings, sorted(affected)) if affected else []
     if survivors:
         refresh_characters(tx, settings, survivors)
     tx.run("delete/orphan_characters")
     tx.run("delete/unused_bookkeeping")
+    return stored
 
 
-def delete_clip(ex: Executor, settings: Settings, video_id: str, clip_index: int) -> None:
-    ex.write_tx(lambda tx: delete_clip_tx(tx, settings, video_id, clip_index), label="delete_clip")
+def delete_clip(ex: Executor, settings: Settings, video_id: str, clip_index: int) -> list[str]:
+    return ex.write_tx(lambda tx: delete_clip_tx(tx, settings, video_id, clip_index), label="delete_clip")
 
 
-def delete_video(ex: Executor, settings: Settings, video_id: str) -> int:
-    """Deletes clip by clip (each atomic, so an interrupted delete can simply be re-run), then the video."""
+def delete_video(ex: Executor, settings: Settings, video_id: str) -> tuple[int, list[str]]:
+    """Deletes clip by clip (each atomic, so an interrupted delete can simply be re-run), then the video; returns
+    the number of clips and the stored copies of shared files that went with them."""
     clips = [r["clip_index"] for r in ex.read("delete/video_clips", video_id=video_id)]
     found = ex.read("graph/video_exists", video_id=video_id)
     if not clips and not found:
         raise NotFoundError(f"video {video_id} does not exist")
+    stored: list[str] = []
     for index in clips:
-        delete_clip(ex, settings, video_id, index)
+        stored += delete_clip(ex, settings, video_id, index)
 
     def finish(tx: Tx) -> None:
         tx.run("delete/video", video_id=video_id)
         tx.run("delete/unused_bookkeeping")
 
     ex.write_tx(finish, label="delete_video")
-    return len(clips)
+    return len(clips), stored
 
 
 def delete_character(ex: Executor, settings: Settings, char_id: int) -> dict[str, int]:

@@ -15,6 +15,7 @@ from m3graph.graphdb import chat_sessions, clip_state, deletion
 from m3graph.graphdb.characters import refresh_characters
 from m3graph.graphdb.clip_state import ClipProgress, ClipState
 from m3graph.graphdb.executor import Executor, Tx
+from m3graph.graphdb.files import FileLinks, remove_stored
 from m3graph.graphdb.identity import resolve
 from m3graph.graphdb.imports import ImportRows, write_import_tx
 from m3graph.graphdb.memories import record_clip_votes, write_clip_memories
@@ -213,10 +214,11 @@ class MemoryGraph:
 
     def write_chat_session(self, source_id: str, session_key: str, clip: ClipInfo, speaker_keys: dict[str, str],
                            turns_by_speaker: dict[str, int], n_turns: int,
-                           render: chat_sessions.RenderMemories) -> int | None:
+                           render: chat_sessions.RenderMemories,
+                           files: FileLinks | None = None, faces: Sequence[FaceCluster] = ()) -> int | None:
         """One conversation session in one transaction (m3graph.graphdb.chat_sessions); None if already stored."""
         return chat_sessions.write_session(self.ex, self.settings, source_id, session_key, clip, speaker_keys,
-                                           turns_by_speaker, n_turns, render)
+                                           turns_by_speaker, n_turns, render, files, faces)
 
     def refresh_characters(self, entity_ids: Sequence[int]) -> int:
         return self.ex.write_tx(lambda tx: refresh_characters(tx, self.settings, entity_ids), label="characters")
@@ -235,12 +237,14 @@ class MemoryGraph:
     # -- maintenance -----------------------------------------------------------------------------------
     # Each delete commits in the graph first, then removes the files under data_dir (m3graph.data_files).
     def delete_clip(self, video_id: str, clip_index: int) -> None:
-        deletion.delete_clip(self.ex, self.settings, video_id, clip_index)
+        stored = deletion.delete_clip(self.ex, self.settings, video_id, clip_index)
         data_files.delete_clip_files(self.settings, video_id, clip_index)
+        remove_stored(self.settings, stored)  # shared files no other session holds (graphdb/files.py)
 
     def delete_video(self, video_id: str) -> int:
-        n = deletion.delete_video(self.ex, self.settings, video_id)
+        n, stored = deletion.delete_video(self.ex, self.settings, video_id)
         data_files.delete_video_files(self.settings, video_id)
+        remove_stored(self.settings, stored)
         return n
 
     def delete_character(self, char_id: int) -> dict[str, int]:

@@ -4,6 +4,9 @@ Neo4j Community has no online backup, so a copy is only consistent when the stor
 here stops the server cleanly (a checkpoint), copies, and starts it again if it was running. The copy is the
 whole `data/` directory (databases, transaction logs, the system database with the users), plus a manifest
 naming the Neo4j line that wrote it, so a restore can refuse a store the configured Neo4j cannot open.
+Files shared in conversations live outside the store (content-addressed under ``<data_dir>/files/``, referenced by
+`File` nodes): they are copied too, into the backup's ``files/``, and restored beside the store, so a restored
+graph never points at a file that is not there.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from m3graph.settings import Settings
 log = logging.getLogger(__name__)
 
 MANIFEST = "m3graph-backup.json"
+SHARED_FILES = "files"  # <data_dir>/files: the copies of files shared in conversations
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,10 @@ def backup(
     try:
         target.mkdir(parents=True, exist_ok=True)
         files, size = _copy_tree(server.home / "data", target / "data")
+        shared = settings.data_dir / SHARED_FILES
+        if shared.is_dir():
+            n, b = _copy_tree(shared, target / SHARED_FILES)
+            files, size = files + n, size + b
         marker = server.home / STORE_MARKER
         version = None
         if marker.is_file():
@@ -96,6 +104,7 @@ def backup(
             "source_home": str(server.home),
             "files": files,
             "bytes": size,
+            "shared_files": (target / SHARED_FILES).is_dir(),
         }
         (target / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     finally:
@@ -135,6 +144,12 @@ def restore(
         data.rename(aside)
         log.info("the previous store is kept in %s", aside)
     files, size = _copy_tree(source / "data", data)
+    if (source / SHARED_FILES).is_dir():  # the backup's shared files replace the current ones (kept aside)
+        shared = settings.data_dir / SHARED_FILES
+        if shared.exists():
+            shared.rename(shared.with_name(f"{SHARED_FILES}.before-restore-{datetime.now(UTC):%Y%m%dT%H%M%S}"))
+        n, b = _copy_tree(source / SHARED_FILES, shared)
+        files, size = files + n, size + b
     marker = {"neo4j_line": line, "neo4j_version": manifest.get("neo4j_version")}
     (server.home / STORE_MARKER).write_text(json.dumps(marker) + "\n", encoding="utf-8")
     if was_running:

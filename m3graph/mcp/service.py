@@ -66,10 +66,10 @@ class McpService(MemoryService):
             raise NotFoundError(f"{raw}: no such file")
         return path
 
-    def _ingest_conversation(self, conv: Any) -> dict[str, Any]:
+    def _ingest_conversation(self, conv: Any, files_root: Path | None = None) -> dict[str, Any]:
         from m3graph.ingest.chat.ingest import ingest_conversation
 
-        summary = ingest_conversation(self.graph, conv, self.embedder)
+        summary = ingest_conversation(self.graph, conv, self.embedder, files_root=files_root)
         return plain(summary)
 
     def remember(self, text: str, source: str | None = None, speaker: str | None = None) -> dict[str, Any]:
@@ -98,10 +98,12 @@ class McpService(MemoryService):
 
         if source_id is not None:
             check_video_id(source_id)
-        conv, _ = load_conversation(self._local_file(path), "auto", source_id,
-                                     ReadLimits.of(self.settings.chat))
+        local = self._local_file(path)
+        conv, _ = load_conversation(local, "auto", source_id, ReadLimits.of(self.settings.chat))
         check_video_id(conv.source_id)
-        return self._ingest_conversation(conv)
+        # Shared files are read under the files root holding the conversation, like the CLI's --files-root.
+        root = next(r for r in self.files_roots if local.is_relative_to(r))
+        return self._ingest_conversation(conv, root)
 
     def ingest(self, paths: Sequence[str], live: bool = False, video_id: str | None = None) -> dict[str, Any]:
         if not paths:

@@ -174,6 +174,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(13, "fact slots on semantic memories, named things, versions (SUPERSEDES / CONTRADICTS)",
               ("schema/unique_thing", "schema/range_memory_slot", "schema/range_thing_video"),
               backfill=backfill_fact_slots),
+    # Files shared in conversations (docs/conversations.md "Files"): one node per content, keyed by SHA-256.
+    Migration(14, "File nodes keyed by content (uniqueness on File.sha256)", ("schema/unique_file",)),
 )
 LATEST = MIGRATIONS[-1].version
 TEXT_MARK_VERSION = 11

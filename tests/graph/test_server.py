@@ -283,27 +283,37 @@ def test_stop_cli_reports_a_clean_stop(own_server: LocalNeo4j) -> None:
 
 def test_backup_and_restore_round_trip(own_server: LocalNeo4j, tmp_path: Path) -> None:
     own_server.start()
+    # Files shared in conversations live in <data_dir>/files beside the store: the backup carries them too.
+    settings = own_server.settings.model_copy(update={"data_dir": tmp_path / "data"})
+    shared = settings.data_dir / "files" / "ab" / "ab12.txt"
+    shared.parent.mkdir(parents=True)
+    shared.write_text("in the backup", encoding="utf-8")
     with GraphDatabase.driver(own_server.bolt_uri, auth=_auth(own_server)) as drv:
         drv.execute_query("CREATE (:Probe {name: 'in the backup'})")
     runner = CliRunner()
     target = tmp_path / "backup"
-    result = runner.invoke(db, ["backup", str(target)], obj=own_server.settings)
+    result = runner.invoke(db, ["backup", str(target)], obj=settings)
     assert result.exit_code == 0, result.output
     manifest = json.loads((target / "m3graph-backup.json").read_text())
-    assert manifest["neo4j_line"] == own_server.line.key
+    assert manifest["neo4j_line"] == own_server.line.key and manifest["shared_files"] is True
+    assert (target / "files" / "ab" / "ab12.txt").read_text(encoding="utf-8") == "in the backup"
     assert own_server.status().running  # it was running, so it runs again
-    again = runner.invoke(db, ["backup", str(target)], obj=own_server.settings)
+    again = runner.invoke(db, ["backup", str(target)], obj=settings)
     assert again.exit_code != 0 and "not an empty directory" in again.output
 
     with GraphDatabase.driver(own_server.bolt_uri, auth=_auth(own_server)) as drv:
         drv.execute_query("MATCH (p:Probe) SET p.name = 'after the backup' CREATE (:Probe {name: 'later'})")
-    result = runner.invoke(db, ["restore", str(target)], obj=own_server.settings)
+    shared.write_text("after the backup", encoding="utf-8")
+    result = runner.invoke(db, ["restore", str(target)], obj=settings)
     assert result.exit_code == 0, result.output
     with GraphDatabase.driver(own_server.bolt_uri, auth=_auth(own_server)) as drv:
         records, _, _ = drv.execute_query("MATCH (p:Probe) RETURN p.name AS name")
     assert [r["name"] for r in records] == ["in the backup"]
     kept = list(own_server.home.glob("data.before-restore-*"))
     assert len(kept) == 1 and (kept[0] / "databases").is_dir()  # the replaced store is set aside, not deleted
+    assert shared.read_text(encoding="utf-8") == "in the backup"
+    aside = list(settings.data_dir.glob("files.before-restore-*"))
+    assert len(aside) == 1 and (aside[0] / "ab" / "ab12.txt").read_text(encoding="utf-8") == "after the backup"
 
 
 def test_restore_refuses_what_is_not_a_backup(own_server: LocalNeo4j, tmp_path: Path) -> None:

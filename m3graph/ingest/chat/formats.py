@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 from m3graph.ingest.chat.facts_list import load_facts_list, looks_like_facts
+from m3graph.ingest.chat.folder import load_folder, looks_like_folder
 from m3graph.ingest.chat.generic_json import load_generic_json
 from m3graph.ingest.chat.locomo import load_locomo, looks_like_locomo
 from m3graph.ingest.chat.model import ChatFormatError, Conversation, EvidenceQuestion
@@ -14,12 +15,14 @@ from m3graph.ingest.chat.parsing import DEFAULT_LIMITS, ReadLimits, read_text
 from m3graph.ingest.chat.subtitles import load_subtitles
 from m3graph.ingest.chat.transcript import load_transcript
 
-Format = Literal["auto", "locomo", "json", "srt", "vtt", "text", "facts"]
-FORMATS: tuple[str, ...] = ("auto", "locomo", "json", "srt", "vtt", "text", "facts")
+Format = Literal["auto", "locomo", "json", "srt", "vtt", "text", "facts", "folder"]
+FORMATS: tuple[str, ...] = ("auto", "locomo", "json", "srt", "vtt", "text", "facts", "folder")
 
 
 def detect_format(path: str | Path, limits: ReadLimits = DEFAULT_LIMITS) -> str:
     p = Path(path)
+    if looks_like_folder(p):  # a session folder per sitting, with the files it shares (ingest/chat/folder.py)
+        return "folder"
     suffix = p.suffix.lower()
     if suffix == ".srt":
         return "srt"
@@ -51,6 +54,8 @@ def load_conversation(path: str | Path, fmt: str = "auto", source_id: str | None
         return load_locomo(path, source_id, limits)
     if kind == "json":
         return load_generic_json(path, source_id, limits), []
+    if kind == "folder":
+        return load_folder(path, source_id, limits), []
     if kind == "facts":
         return load_facts_list(path, source_id, limits), []
     if kind in ("srt", "vtt"):

@@ -4,10 +4,11 @@
 {"source_id": "standup", "speakers": ["Ann", "Bob"],
  "sessions": [{"id": "2024-05-01", "started_at": "2024-05-01T09:00:00Z",
                "turns": [{"id": "t1", "speaker": "Ann", "text": "...", "image_caption": "...",
-                          "start_s": 0.0, "end_s": 3.5}]}]}
+                          "start_s": 0.0, "end_s": 3.5,
+                          "files": [{"path": "docs/receipt.pdf", "name": "receipt.pdf", "kind": "document"}]}]}]}
 ```
-Only `sessions[].turns[].speaker` and `text` (or `image_caption`) are required. Unknown keys are refused, so a
-typo ("speker") is an error naming its line instead of a turn silently losing its speaker.
+Only `sessions[].turns[].speaker` and `text` (or `image_caption`, or `files`) are required. Unknown keys are
+refused, so a typo ("speker") is an error naming its line instead of a turn silently losing its speaker.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from m3graph.ingest.chat.model import ChatFormatError, Conversation, Session, Turn, speakers_in_order
+from m3graph.ingest.chat.model import ChatFormatError, Conversation, Session, Turn, file_refs, speakers_in_order
 from m3graph.ingest.chat.parsing import DEFAULT_LIMITS, ReadLimits, clean, item_lines, line_of, load_json, parse_when
 
 TOP_KEYS = {"source_id", "speakers", "sessions"}
 SESSION_KEYS = {"id", "started_at", "turns"}
-TURN_KEYS = {"id", "speaker", "text", "image_caption", "start_s", "end_s"}
+TURN_KEYS = {"id", "speaker", "text", "image_caption", "start_s", "end_s", "files"}
 
 
 def looks_like_generic(data: Any) -> bool:
@@ -36,6 +37,8 @@ def session_digest(turns: tuple[Turn, ...], started_at: datetime | None = None) 
     h = hashlib.sha1(f"{started_at.isoformat() if started_at else ''}\x1d".encode())
     for t in turns:
         h.update(f"{t.speaker}\x1f{t.text}\x1f{t.caption or ''}\x1e".encode())
+        for f in t.files:  # only turns that share files add to the key: older sessions keep theirs
+            h.update(f"\x1d{f.path}\x1f{f.name or ''}\x1f{f.kind or ''}".encode())
     return "sha1:" + h.hexdigest()[:16]
 
 
@@ -96,8 +99,12 @@ def load_generic_json(path: str | Path, source_id: str | None = None,
                 raise ChatFormatError(p, t_line, f"{twhere} has no 'speaker'")
             if not isinstance(text, str) or (caption is not None and not isinstance(caption, str)):
                 raise ChatFormatError(p, t_line, f"{twhere}: 'text' and 'image_caption' must be strings")
-            if not clean(text) and not (caption and clean(caption)):
-                raise ChatFormatError(p, t_line, f"{twhere} has neither 'text' nor 'image_caption'")
+            try:
+                files = file_refs(t.get("files"))
+            except ValueError as exc:
+                raise ChatFormatError(p, t_line, f"{twhere}: {exc}") from None
+            if not clean(text) and not (caption and clean(caption)) and not files:
+                raise ChatFormatError(p, t_line, f"{twhere} has neither 'text' nor 'image_caption' nor 'files'")
             try:
                 start, end = _number(t.get("start_s")), _number(t.get("end_s"))
             except ValueError as exc:
@@ -108,7 +115,7 @@ def load_generic_json(path: str | Path, source_id: str | None = None,
             if not isinstance(tid, str | int) or isinstance(tid, bool):
                 raise ChatFormatError(p, t_line, f"{twhere}: 'id' must be a string or an integer")
             turns.append(Turn(turn_id=str(tid), speaker=clean(speaker), text=clean(text),
-                              caption=clean(caption) if caption else None, start_s=start, end_s=end))
+                              caption=clean(caption) if caption else None, start_s=start, end_s=end, files=files))
         key = s.get("id")
         if key is not None and (not isinstance(key, str | int) or isinstance(key, bool)):
             raise ChatFormatError(p, s_line, f"{where}: 'id' must be a string or an integer")

@@ -33,19 +33,24 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 from annotated_types import MaxLen
 from pydantic import ValidationError
 
+from m3graph.data_files import ClipFiles
 from m3graph.dates import TimeNotes
 from m3graph.embedding import TextEmbedder
 from m3graph.errors import InvalidInputError
+from m3graph.graphdb.files import FileLinks
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import safe_text
-from m3graph.graphdb.types import ClipInfo, MemoryIn, check_video_id
+from m3graph.graphdb.types import ClipInfo, MemoryIn, check_video_id, clip_key
+from m3graph.ingest.chat.attachments import FileProblem, SharedFile, share_all
 from m3graph.ingest.chat.model import Conversation, Session, Turn
+from m3graph.observations import FaceCluster
 
 TURN_SECONDS = 10.0  # default of settings.chat.turn_seconds: a turn without cue times on the timeline
 MAX_SPEAKER_CHARS = 200  # a longer "name" is not a name; it would leave no room for the turn in a memory
@@ -64,6 +69,8 @@ class SessionMemory:
     text: str
     source_ids: tuple[str, ...] = ()
     turn: Turn | None = None  # a raw turn: only its speaker is tagged, not names said inside it
+    file_sha256: str | None = None  # a shared file's surrogate: the file it stands for (attachments.py)
+    face_labels: tuple[int, ...] = ()  # a photo's faces (session-wide cluster labels), tagged once resolved
 
 
 def turn_memory(turn: Turn) -> SessionMemory:
@@ -86,6 +93,8 @@ class ChatIngestSummary:
     episodic: int = 0
     semantic: int = 0
     speakers_created: int = 0
+    files: int = 0  # files stored and described
+    files_refused: list[str] = field(default_factory=list)  # one line per refused file (the rest was ingested)
 
 
 def turn_line(turn: Turn, tag: str = "") -> str:
@@ -93,6 +102,8 @@ def turn_line(turn: Turn, tag: str = "") -> str:
     body = turn.text
     if turn.caption:
         body = f"{body} [shares an image: {turn.caption}]".strip()
+    for f in turn.files:
+        body = f"{body} [shares a file: {f.display_name}]".strip()
     return f"{turn.speaker}{tag}: {body}"
 
 
@@ -156,6 +167,8 @@ class _Planned:
     memories: list[SessionMemory]
     embeddings: np.ndarray  # one float32 row per memory: Python float lists only per session, when written
     spans: list[tuple[float, float]]
+    files: list[SharedFile] = field(default_factory=list)
+    faces: list[FaceCluster] = field(default_factory=list)  # every shared photo's faces, labels unique per session
 
 
 def _parts(body: str, size: int) -> list[str]:
@@ -177,7 +190,8 @@ def _safe_turns(turns: Sequence[Turn], where: str) -> tuple[Turn, ...]:
             raise InvalidInputError(f"{where}: turn {t.turn_id}: speaker name is {len(speaker)} characters (at most "
                                     f"{MAX_SPEAKER_CHARS}); nothing was written")
         text, caption = safe_text(t.text), safe_text(t.caption) if t.caption else None
-        safe = replace(t, speaker=speaker, text=text, caption=caption)
+        files = tuple(replace(f, name=safe_text(f.display_name)) for f in t.files)
+        safe = replace(t, speaker=speaker, text=text, caption=caption, files=files)
         body = turn_line(safe)[len(speaker) + 2:]
         size = MEMORY_CHARS - len(speaker) - _TAG_ROOM
         if len(body) <= size:
@@ -186,8 +200,8 @@ def _safe_turns(turns: Sequence[Turn], where: str) -> tuple[Turn, ...]:
         pieces = _parts(body, size)
         log.warning("%s: turn %s is %d characters, more than a memory holds: stored in %d parts (%s, %s#p2, ...)",
                     where, t.turn_id, len(body), len(pieces), t.turn_id, t.turn_id)
-        out.extend(replace(safe, turn_id=t.turn_id if i == 0 else f"{t.turn_id}#p{i + 1}", text=piece, caption=None)
-                   for i, piece in enumerate(pieces))
+        out.extend(replace(safe, turn_id=t.turn_id if i == 0 else f"{t.turn_id}#p{i + 1}", text=piece, caption=None,
+                           files=safe.files if i == 0 else ()) for i, piece in enumerate(pieces))
     return tuple(out)
 
 
@@ -209,18 +223,21 @@ def _check(conv: Conversation) -> None:
         raise InvalidInputError(f"{conv.path or conv.source_id}: sessions {dup} appear twice; nothing was written")
     for s in conv.sessions:
         for t in s.turns:
-            if not t.speaker.strip() or not (t.text.strip() or t.caption):
+            if not t.speaker.strip() or not (t.text.strip() or t.caption or t.files):
                 raise InvalidInputError(f"{conv.path or conv.source_id}: turn {t.turn_id} has no speaker or text; "
                                         "nothing was written")
 
 
 def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEmbedder,
-                        memorizer: SessionMemorizer | None = None) -> ChatIngestSummary:
+                        memorizer: SessionMemorizer | None = None,
+                        files_root: Path | None = None) -> ChatIngestSummary:
     """Appends the conversation's sessions that are not in the graph yet; returns what was written.
 
     Without a memorizer every turn becomes one episodic memory (`source_ids=(turn_id,)`); with one, its
     episodic and semantic memories are written instead. Only turns are ever read: benchmark summaries,
-    observations and event lists never reach the graph.
+    observations and event lists never reach the graph. Files the turns share are read only under `files_root`
+    (`attachments.py`); each becomes a `File` node with surrogate memories, and a refused file is listed in
+    `files_refused` while the rest is ingested.
     """
     _check(conv)
     conv = safe_conversation(conv)
@@ -242,7 +259,18 @@ def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEm
         clip = ClipInfo(video_id=conv.source_id, clip_index=next_index + i, start_s=start, end_s=end,
                         started_at=session.started_at)
         mems = memorizer.memorize(conv, session) if memorizer else [turn_memory(t) for t in session.turns]
-        plans.append(_Planned(session, clip, mems, np.zeros((0, 0), dtype=np.float32), spans))
+        shared: list[SharedFile] = []
+        faces: list[FaceCluster] = []
+        if any(t.files for t in session.turns):
+            crops = ClipFiles(graph.settings, conv.source_id, clip.clip_index).crops
+            shared, problems = share_all(graph.settings, files_root, session.turns, session.started_at, crops, start)
+            summary.files_refused += [str(FileProblem(p.turn_id, p.path, p.reason)) for p in problems]
+            for f in shared:
+                labels = tuple(range(len(faces), len(faces) + len(f.faces)))
+                faces += [c.model_copy(update={"label": k}) for k, c in zip(labels, f.faces, strict=True)]
+                mems = mems + [SessionMemory("episodic", text, (f.turn_id,), file_sha256=f.sha256,
+                                             face_labels=labels) for text in f.surrogates]
+        plans.append(_Planned(session, clip, mems, np.zeros((0, 0), dtype=np.float32), spans, shared, faces))
     texts = [m.text for p in plans for m in p.memories]
     vectors = embedder.embed(texts)
     if len(vectors) != len(texts):
@@ -271,6 +299,7 @@ def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEm
         summary.episodic += sum(1 for m in p.memories if m.kind == "episodic")
         summary.semantic += sum(1 for m in p.memories if m.kind == "semantic")
         summary.speakers_created += written
+        summary.files += len(p.files)
     return summary
 
 
@@ -282,8 +311,9 @@ def _write_session(graph: MemoryGraph, conv: Conversation, p: _Planned) -> int |
     turns_by = Counter(t.speaker for t in p.session.turns)
     span_of = {t.turn_id: s for t, s in zip(p.session.turns, p.spans, strict=True)}
 
-    def render(ids: Mapping[str, int]) -> list[MemoryIn]:
-        resolved = {("speaker", i) for i in ids.values()}  # the only entities this session's memories may name
+    def render(ids: Mapping[str, int], faces: Mapping[int, int]) -> list[MemoryIn]:
+        # The only entities this session's memories may name: its speakers and the faces of its shared photos.
+        resolved = {("speaker", i) for i in ids.values()} | {("face", i) for i in faces.values()}
         memories = []
         for m, vec in zip(p.memories, p.embeddings, strict=True):
             spans = [span_of[s] for s in m.source_ids if s in span_of]
@@ -291,10 +321,30 @@ def _write_session(graph: MemoryGraph, conv: Conversation, p: _Planned) -> int |
             end = max((b for _, b in spans), default=p.clip.end_s)
             text = (turn_line(m.turn, f" <speaker_{ids[m.turn.speaker]}>") if m.turn
                     else tag_speakers(safe_text(m.text), ids))
+            tags = [f"<face_{faces[k]}>" for k in m.face_labels if k in faces]
+            if tags:
+                text = f"{text}; faces: {', '.join(tags)}"
             text = safe_text(text, resolved)  # the last gate: nothing reaches MENTIONS that this step did not resolve
             memories.append(MemoryIn(kind=m.kind, text=text, embedding=vec.tolist(), start_s=start, end_s=end,
                                      source_ids=m.source_ids, times=TimeNotes.of(text, p.clip.started_at)))
         return memories
 
     return graph.write_chat_session(conv.source_id, p.session.session_key, p.clip, keys, turns_by,
-                                    len(p.session.turns), render)
+                                    len(p.session.turns), render, _file_links(p), p.faces)
+
+
+def _file_links(p: _Planned) -> FileLinks:
+    """The session's files, which memories describe them (surrogates) and which share them (the turns' own
+    memories), by the ids the session's episodic memories get (``<clip key>#e<order>``)."""
+    ckey = clip_key(p.clip.video_id, p.clip.clip_index)
+    cites, shares = [], []
+    episodic = [m for m in p.memories if m.kind == "episodic"]
+    for order, m in enumerate(episodic):
+        mid = f"{ckey}#e{order}"
+        if m.file_sha256 is not None:
+            cites.append({"memory_id": mid, "sha256": m.file_sha256})
+            continue
+        for f in p.files:
+            if f.turn_id in m.source_ids:
+                shares.append({"memory_id": mid, "sha256": f.sha256, "name": f.name, "turn_id": f.turn_id})
+    return FileLinks([f.row() for f in p.files], cites, shares)

@@ -3,6 +3,7 @@
 Only `speaker_a`, `speaker_b`, `session_N`, `session_N_date_time` and `qa` are read. The benchmark authors'
 `events_session_N`, `session_N_observation` and `session_N_summary` are never read: they would put the answers
 into memory. Image turns keep their `blip_caption`; `img_url` is not reachable and is dropped.
+A turn may carry `files` (the generic JSON's list, docs/conversations.md "Files"), read under the files root.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from m3graph.ingest.chat.model import (
     EvidenceQuestion,
     Session,
     Turn,
+    file_refs,
     speakers_in_order,
 )
 from m3graph.ingest.chat.parsing import DEFAULT_LIMITS, ReadLimits, clean, item_lines, line_of, load_json, parse_when
@@ -40,10 +42,15 @@ def _turn(path: Path, line: int | None, key: str, i: int, t: Any) -> Turn:
     caption = t.get("blip_caption")
     if caption is not None and not isinstance(caption, str):
         raise fail("'blip_caption' must be a string")
+    try:
+        files = file_refs(t.get("files"))
+    except ValueError as exc:
+        raise fail(str(exc)) from None
     text, caption = clean(t["text"]), clean(caption) if caption else None
-    if not text and not caption:
-        raise fail("turn has neither text nor an image caption")
-    return Turn(turn_id=t["dia_id"].strip(), speaker=clean(t["speaker"]), text=text, caption=caption or None)
+    if not text and not caption and not files:
+        raise fail("turn has neither text nor an image caption nor files")
+    return Turn(turn_id=t["dia_id"].strip(), speaker=clean(t["speaker"]), text=text, caption=caption or None,
+                files=files)
 
 
 def _question(path: Path, line: int | None, i: int, q: Any) -> EvidenceQuestion:

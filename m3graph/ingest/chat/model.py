@@ -24,6 +24,54 @@ class ChatFormatError(InvalidInputError):
         super().__init__(f"{where}: {message}; nothing was written")
 
 
+FILE_KINDS = ("image", "document", "chart", "audio", "other")
+FILE_KEYS = {"path", "name", "kind"}
+MAX_FILE_PATH = 1000
+MAX_FILES_PER_TURN = 50
+
+
+@dataclass(frozen=True)
+class FileRef:
+    """A file a turn shares, as the source wrote it: `path` is relative to the files root the caller allows
+    (`ingest-chat --files-root`); nothing is opened while a conversation is parsed (see `attachments.py`)."""
+
+    path: str
+    name: str | None = None  # display name; default the path's base name
+    kind: str | None = None  # one of FILE_KINDS; default inferred from the bytes
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def file_refs(value: object) -> tuple[FileRef, ...]:
+    """A turn's ``files`` list validated (raises ValueError with what is wrong): objects with a string `path`,
+    optional `name` and `kind`; a bare string is read as a path."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ValueError("'files' must be a list")
+    if len(value) > MAX_FILES_PER_TURN:
+        raise ValueError(f"'files' lists {len(value)} files (at most {MAX_FILES_PER_TURN} per turn)")
+    out = []
+    for i, item in enumerate(value):
+        item = {"path": item} if isinstance(item, str) else item
+        if not isinstance(item, dict):
+            raise ValueError(f"files[{i}] must be an object with a 'path'")
+        bad = sorted(set(item) - FILE_KEYS)
+        if bad:
+            raise ValueError(f"files[{i}]: unknown key {bad[0]!r} (allowed: {sorted(FILE_KEYS)})")
+        path, name, kind = item.get("path"), item.get("name"), item.get("kind")
+        if not isinstance(path, str) or not path.strip() or len(path) > MAX_FILE_PATH or "\x00" in path:
+            raise ValueError(f"files[{i}] needs a 'path' string (at most {MAX_FILE_PATH} characters)")
+        if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > 200):
+            raise ValueError(f"files[{i}]: 'name' must be a non-empty string of at most 200 characters")
+        if kind is not None and kind not in FILE_KINDS:
+            raise ValueError(f"files[{i}]: 'kind' must be one of {', '.join(FILE_KINDS)}")
+        out.append(FileRef(path=path.strip(), name=" ".join(name.split()) if name else None, kind=kind))
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class Turn:
     """One utterance. `turn_id` is the source's id for it ("D1:3", a cue number) and becomes the memory's
@@ -35,6 +83,7 @@ class Turn:
     caption: str | None = None  # what an image turn shares (a machine caption); kept in the memory text
     start_s: float | None = None  # offsets within the session when the source has them (subtitle cues)
     end_s: float | None = None
+    files: tuple[FileRef, ...] = ()  # files shared with this turn (a turn may share files and say nothing)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,2 @@
+// mode: schema
+CREATE CONSTRAINT file_sha256 IF NOT EXISTS FOR (n:File) REQUIRE n.sha256 IS UNIQUE

@@ -1,0 +1,219 @@
+"""Files shared in a conversation: checked, copied content-addressed, and turned into surrogate memories.
+
+A turn's `FileRef.path` is untrusted. It is resolved under the one directory the caller allows (the files root:
+`ingest-chat --files-root`, default the conversation file's directory; the MCP server's `--files-root`), with
+symlinks followed *before* the check, so an absolute path, a ``..`` escape or a link pointing out of the root is
+refused. Only a regular file within `files.max_file_mb` is read, its type comes from its bytes
+(`perception.file_types`), and it is copied once into ``<data_dir>/files/<sha[:2]>/<sha><ext>``: the same bytes
+shared twice are one stored copy and one `File` node. Everything after the copy reads the stored copy, which
+cannot change under us.
+
+Each file's surrogate is text a search can find, one episodic memory per passage, each starting with where it
+comes from: ``[file receipt.pdf, document, page 2, shared by Ann] ...``. All of it passes `safe_text`, like a
+chat turn: a ``<face_3>`` written in a PDF or read by OCR is text, never a reference to an entity.
+
+A bad file (outside the root, too big, not an allowed type, an image that is not one, a corrupt or
+password-protected PDF, a zip bomb) is refused on its own with a one-line reason (`FileProblem`); the turn and
+the rest of the conversation are still ingested.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import stat
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from m3graph.graphdb.tags import safe_text
+from m3graph.ingest.chat.model import FileRef, Turn
+from m3graph.observations import FaceCluster
+from m3graph.perception import documents, still_image
+from m3graph.perception.file_types import FileRejected, FileType, sniff
+from m3graph.settings import Settings
+
+log = logging.getLogger(__name__)
+FILES_DIR = "files"
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class SharedFile:
+    """One file a turn shared, stored and described; `surrogates` are memory texts (tags already escaped)."""
+
+    turn_id: str
+    sha256: str
+    kind: str
+    mime: str
+    size: int
+    name: str
+    stored: str  # relative to data_dir: files/ab/ab12....pdf
+    shared_at: datetime | None
+    surrogates: tuple[str, ...]
+    faces: tuple[FaceCluster, ...] = ()  # a photo's faces (labels local to the photo), resolved with the session
+
+    def row(self) -> dict[str, object]:
+        return {"turn_id": self.turn_id, "sha256": self.sha256, "kind": self.kind, "mime": self.mime,
+                "size": self.size, "name": self.name, "stored": self.stored, "shared_at": self.shared_at}
+
+
+@dataclass(frozen=True)
+class FileProblem:
+    turn_id: str
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"turn {self.turn_id}: file {self.path}: {self.reason}"
+
+
+def resolve(root: Path, ref: FileRef, max_bytes: int) -> Path:
+    """The regular file `ref` names under `root` (symlinks resolved first); raises `FileRejected`."""
+    raw = Path(ref.path)
+    if raw.is_absolute() or ref.path.startswith(("/", "\\")) or (len(ref.path) > 1 and ref.path[1] == ":"):
+        raise FileRejected("an absolute path (give it relative to the files root)")
+    base = root.resolve()
+    target = (base / raw).resolve()
+    if not target.is_relative_to(base):
+        raise FileRejected(f"outside the allowed files root {base} (after resolving '..' and links)")
+    try:
+        info = target.stat()
+    except OSError:
+        raise FileRejected("no such file under the files root") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise FileRejected("not a regular file")
+    if info.st_size > max_bytes:
+        raise FileRejected(f"{info.st_size / 2**20:.2f} MB, more than the files.max_file_mb cap of "
+                           f"{max_bytes / 2**20:.2f} MB")
+    return target
+
+
+def _hash(path: Path, max_bytes: int) -> tuple[str, int]:
+    h, size = hashlib.sha256(), 0
+    with path.open("rb") as f:
+        while chunk := f.read(_CHUNK):
+            size += len(chunk)
+            if size > max_bytes:  # grew since it was checked
+                raise FileRejected(f"more than the files.max_file_mb cap of {max_bytes / 2**20:.2f} MB")
+            h.update(chunk)
+    return h.hexdigest(), size
+
+
+def stored_path(settings: Settings, sha256: str, ext: str) -> str:
+    return f"{FILES_DIR}/{sha256[:2]}/{sha256}{ext}"
+
+
+def store(settings: Settings, source: Path, sha256: str, ext: str,
+          describe: Callable[[Path], list[str]]) -> list[str]:
+    """The content-addressed copy and its surrogate texts. The copy is written aside, checked against `sha256`
+    and described there; only a file that describes without error is renamed into place, so a refused file
+    leaves no copy behind. Bytes already stored are described from the stored copy."""
+    target = settings.data_dir / stored_path(settings, sha256, ext)
+    if target.is_file():
+        return describe(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{sha256}.{uuid.uuid4().hex[:8]}.part{ext}")  # readers check the extension
+    try:
+        shutil.copyfile(source, tmp)
+        if _hash(tmp, tmp.stat().st_size)[0] != sha256:
+            raise FileRejected("the file changed while it was copied")
+        texts = describe(tmp)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return texts
+
+
+def _header(name: str, kind: str, where: str, speaker: str) -> str:
+    return f"[file {name}, {kind}{', ' + where if where else ''}, shared by {speaker}]"
+
+
+def photo_faces(path: Path, settings: Settings, crop_dir: Path | None, start_s: float) -> list[FaceCluster]:
+    """The photo's faces through the video path's detector and embedder (`perception.faces.perceive_faces`), as
+    one frame: each detection is its own cluster. Without the perception stack (or with `files.photo_faces` off)
+    a photo simply has no faces; a model failure is logged, never a refused file."""
+    if not settings.files.photo_faces or crop_dir is None:
+        return []
+    try:
+        from m3graph.perception.faces import perceive_faces
+    except ImportError as exc:
+        log.warning("%s: no face detection (%s); the photo is kept without faces", path.name, exc)
+        return []
+    rgb = still_image.load_rgb(path, settings.files.max_image_pixels)
+    one_frame = settings.model_copy(update={"perception": settings.perception.model_copy(
+        update={"face_min_cluster_frames": 1})})
+    try:
+        return perceive_faces([(0.0, rgb)], one_frame, crop_dir, start_s)
+    except Exception as exc:  # a model that cannot load must not refuse the photo
+        log.warning("%s: face detection failed (%s); the photo is kept without faces", path.name, exc)
+        return []
+
+
+def surrogate_texts(path: Path, ftype: FileType, kind: str, name: str, speaker: str,
+                    settings: Settings, faces: int = 0) -> list[str]:
+    """The memory texts that stand for the file in search (before `safe_text`); a photo's face tags are added
+    when the session is written, once its faces are resolved to entities."""
+    if ftype.parser == "image":
+        image = still_image.describe(path, settings)
+        parts = [f"photo {image.width}x{image.height}", f"colours: {', '.join(image.colours)}", image.light]
+        if faces:
+            parts.append(f"{faces} {'face' if faces == 1 else 'faces'}")
+        if image.text:
+            parts.append(f'text in image: "{image.text[:settings.files.passage_chars]}"')
+        return [f"{_header(name, kind, '', speaker)} {'; '.join(parts)}"]
+    if ftype.parser == "audio":
+        return [f"{_header(name, kind, '', speaker)} an audio file ({ftype.mime}); not transcribed"]
+    found = documents.passages(path, ftype.parser, settings.files)
+    if not found:
+        return [f"{_header(name, kind, '', speaker)} a {ftype.mime} file with no readable text"]
+    return [f"{_header(name, kind, p.where, speaker)} {p.text}" for p in found]
+
+
+def share(settings: Settings, root: Path, turn: Turn, ref: FileRef, shared_at: datetime | None,
+          crop_dir: Path | None = None, start_s: float = 0.0) -> SharedFile:
+    """One file of one turn, checked, stored and described; raises `FileRejected` with the reason. A photo's
+    face crops go under `crop_dir` (the session clip's crops, deleted with it)."""
+    max_bytes = int(settings.files.max_file_mb * 2**20)
+    source = resolve(root, ref, max_bytes)
+    name = safe_text(ref.display_name)
+    ftype = sniff(source, ref.display_name)
+    if ref.kind == "image" and ftype.kind != "image":
+        raise FileRejected(f"given as an image but it is not one (its bytes are {ftype.mime})")
+    sha, size = _hash(source, max_bytes)
+    kind = ref.kind or ftype.kind
+    faces: list[FaceCluster] = []
+
+    def describe(path: Path) -> list[str]:
+        if ftype.parser == "image":
+            faces.extend(photo_faces(path, settings, crop_dir / sha[:16] if crop_dir else None, start_s))
+        return surrogate_texts(path, ftype, kind, name, turn.speaker, settings, len(faces))
+
+    texts = store(settings, source, sha, ftype.ext, describe)
+    return SharedFile(turn.turn_id, sha, kind, ftype.mime, size, name, stored_path(settings, sha, ftype.ext),
+                      shared_at, tuple(safe_text(t) for t in texts), tuple(faces))
+
+
+def share_all(settings: Settings, root: Path | None, turns: tuple[Turn, ...], shared_at: datetime | None,
+              crop_dir: Path | None = None, start_s: float = 0.0) -> tuple[list[SharedFile], list[FileProblem]]:
+    """Every file of `turns`; a refused file is a `FileProblem` (logged), never a failed session."""
+    shared: list[SharedFile] = []
+    problems: list[FileProblem] = []
+    for turn in turns:
+        for ref in turn.files:
+            try:
+                if root is None:
+                    raise FileRejected("no files root is allowed for this conversation")
+                shared.append(share(settings, root, turn, ref, shared_at, crop_dir, start_s))
+            except FileRejected as exc:
+                problems.append(FileProblem(turn.turn_id, ref.path, str(exc)))
+            except Exception as exc:  # a parser's own failure on hostile bytes: this file only
+                problems.append(FileProblem(turn.turn_id, ref.path, f"could not be read ({type(exc).__name__}: "
+                                                                   f"{str(exc)[:160]})"))
+    for p in problems:
+        log.warning("%s; the rest of the conversation is ingested", p)
+    return shared, problems
