@@ -21,6 +21,7 @@ import json
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ from m3graph.devkit.chat_files import CATEGORIES, Question, build, load_question
 from m3graph.devkit.eval.judge import answer_match
 from m3graph.devkit.eval.runner import EvalItem
 from m3graph.devkit.labelled_media import DEFAULT_IDENTITY
+from m3graph.errors import NotFoundError
 
 if TYPE_CHECKING:
     from m3graph.devkit.eval.judge import Structured
@@ -343,12 +345,16 @@ def run_command(settings: Settings, set_dir: Path, identity_dir: Path | None, pe
 
     ensure_server(settings)
     with MemoryGraph.connect(settings) as graph:
+
+        def forget(source: str) -> None:  # a source that is not stored is already forgotten
+            with suppress(NotFoundError):
+                graph.delete_video(source)
+
         if fresh:
             for source in sorted({source_of(q, system) for q in prepared.questions for system in SYSTEMS}):
-                graph.delete_video(source)
+                forget(source)
         ingest_s = {"text-only": ingest(prepared.baseline, None), "files": ingest(prepared.conversations, set_dir)}
-        indexing = indexing_per_type(prepared, ingest, set_dir / "text-only", graph.delete_video) if index_times \
-            else {}
+        indexing = indexing_per_type(prepared, ingest, set_dir / "text-only", forget) if index_times else {}
         answerer = load_answerer_factory(answerer_spec)(settings, graph)
         judge = make_judge(settings, structured)
         try:
