@@ -19,17 +19,18 @@ from click.testing import CliRunner
 from m3graph.devkit.chat_files import CATEGORIES, Question, build, load_questions
 from m3graph.devkit.eval.chat_files import (
     ChatFilesReport,
+    describe_times,
     file_types,
-    indexing_per_type,
     items,
-    only_type,
     prepare,
     recall,
+    reduce_files,
     sample,
     score,
     text_only,
 )
 from m3graph.devkit.eval.chat_files_ocr import accuracy, edit_distance
+from m3graph.settings import Settings
 from tests.helpers.chat_files import stand_in_identity
 
 
@@ -157,9 +158,9 @@ def test_the_baseline_keeps_only_file_names(dev: Path) -> None:
     assert all(f"[shared file: {n}]" in text for n in names)
     assert not any("files" in t for t in _turns(base).values())
     assert text_only(original) == base
-    pdf_only = only_type(original, ".pdf")
+    pdf_only = reduce_files(original, ".pdf", "-pdfs")
     kept = [f["name"] for t in _turns(pdf_only).values() for f in t.get("files", [])]
-    assert kept and all(n.endswith(".pdf") for n in kept) and pdf_only["source_id"].endswith("-onlypdf")
+    assert kept and all(n.endswith(".pdf") for n in kept) and pdf_only["source_id"].endswith("-pdfs")
 
 
 def test_sample_is_stratified_and_stable(dev: Path) -> None:
@@ -195,20 +196,11 @@ def test_the_report_scores_systems_side_by_side() -> None:
     assert recall(["a", "b"], {"a", "x"}) == 0.5
 
 
-def test_indexing_time_is_the_difference_to_a_run_without_files(dev: Path, tmp_path: Path) -> None:
-    prepared = prepare(dev)
-    calls: list[set[str]] = []
-    deleted: list[str] = []
-
-    def ingest(paths, root):  # seconds: 10 for the turns + 1 per attached file
-        calls.append({json.loads(Path(p).read_text())["source_id"].split("-only")[1] for p in paths})
-        return 10.0 + sum(len(t.get("files", [])) for p in paths for t in _turns(json.loads(Path(p).read_text())
-                                                                                  ).values())
-
-    out = indexing_per_type(prepared, ingest, tmp_path, deleted.append)
-    assert calls[0] == {"none"} and all(v["seconds_per_file"] == 1.0 for v in out.values())
-    assert out[".pdf"]["files"] == file_types(prepared.conversations)[".pdf"]
-    assert len(deleted) == 2 * len(calls) * len(prepared.conversations)
+def test_describe_times_covers_each_attached_file(dev: Path, tmp_path: Path) -> None:
+    doc = reduce_files(json.loads((dev / "files-01.json").read_text()), ".pdf", "-pdfs")
+    (tmp_path / "pdfs.json").write_text(json.dumps(doc))
+    times = describe_times([tmp_path / "pdfs.json"], dev, Settings(), tmp_path / "crops")
+    assert list(times) == [".pdf"] and times[".pdf"]["files"] == file_types([dev / "files-01.json"])[".pdf"] and times[".pdf"]["seconds_per_file"] > 0
 
 
 def test_ocr_accuracy_is_one_minus_the_edit_rate() -> None:

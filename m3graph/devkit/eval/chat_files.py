@@ -8,11 +8,8 @@ controller by default) and scored the same way: answer match (judge.answer_match
 beside it, evidence recall@5 of file-scoped questions (the sharing turn ids among the source ids of the top 5
 memories of the product's hybrid search), and tokens per question.
 
-Indexing time per file type is measured by difference, with nothing but the command line's own path: the
-conversations are ingested once more per file extension with only that extension's files attached (the others
-named, as in the baseline), and once with none; the difference of the two times divided by the number of such
-files is the cost of one file of the type (model loading and the turns' own embedding cancel out). Those extra
-sources are deleted before and after.
+Indexing time per file type: each attached file is described once more with the product's own steps
+(`describe_times`), timed, the median per extension reported beside the ingestion time of the whole set.
 """
 
 from __future__ import annotations
@@ -121,12 +118,6 @@ def reduce_files(doc: dict[str, Any], keep_ext: str | None, suffix: str) -> dict
 def text_only(doc: dict[str, Any]) -> dict[str, Any]:
     """The baseline's view of a conversation: every file reduced to its name, source ``<id>-textonly``."""
     return reduce_files(doc, None, BASELINE_SUFFIX)
-
-
-def only_type(doc: dict[str, Any], ext: str) -> dict[str, Any]:
-    """Only the files of one extension attached ("" none), source ``<id>-only<ext>``: the run whose extra cost over
-    the one with none is that type's indexing time."""
-    return reduce_files(doc, ext or None, f"-only{ext.lstrip('.') or 'none'}")
 
 
 def file_types(paths: Sequence[Path]) -> dict[str, int]:
@@ -240,7 +231,7 @@ class ChatFilesReport:
                         f"{td['answer_match']:.1%} | {rec(fd)} | {rec(td)} | {rec(fd, 'file_recall_at_5')} | "
                         f"{fd['tokens_per_question']:.0f} | {td['tokens_per_question']:.0f} |")
         if self.indexing:
-            rows += ["", "| file type | files | indexing s/file |", "| --- | ---: | ---: |"]
+            rows += ["", "| file type | files | describe s/file (median) |", "| --- | ---: | ---: |"]
             rows += [f"| {ext} | {v['files']:.0f} | {v['seconds_per_file']:.2f} |" for ext, v in self.indexing.items()]
         if self.ingest_s:
             rows.append("")
@@ -263,32 +254,32 @@ def score(questions: Sequence[Question], records: dict[str, dict[str, Any]],
     return report
 
 
-IngestRun = Callable[[Sequence[Path], Path | None], float]  # (conversation files, files root) -> seconds
+def describe_times(conversations: Sequence[Path], files_root: Path, settings: Settings,
+                   work_dir: Path) -> dict[str, dict[str, float]]:
+    """Seconds to describe one file of each type with the product's own steps (`ingest.chat.attachments`: type
+    sniffing, text extraction or OCR and colours, and for photos face detection and embedding): the median per
+    extension, so the first file that loads a model does not set the figure. Not included: embedding the
+    surrogate texts and writing them (as for any turn), and resolving faces to entities in the graph."""
+    import statistics
 
+    from m3graph.ingest.chat.attachments import photo_faces, surrogate_texts
+    from m3graph.perception.file_types import sniff
 
-def indexing_per_type(prepared: PreparedSet, ingest: IngestRun, work_dir: Path,
-                      delete_source: Callable[[str], object]) -> dict[str, dict[str, float]]:
-    """Seconds per file of each type: an ingestion with only that type's files attached, minus one with none
-    (each under fresh source ids, deleted afterwards, so earlier runs never make a step look free)."""
-    def timed_variant(ext: str) -> float:
-        paths = []
-        for path in prepared.conversations:
-            doc = only_type(json.loads(path.read_text(encoding="utf-8")), ext)
-            target = work_dir / f"{path.stem}-only{ext.lstrip('.') or 'none'}.json"
-            target.write_text(json.dumps(doc), encoding="utf-8")
-            paths.append(target)
-        for path in paths:  # a variant left by an interrupted run would be skipped as already stored
-            delete_source(json.loads(path.read_text(encoding="utf-8"))["source_id"])
-        seconds = ingest(paths, prepared.set_dir)
-        for path in paths:
-            delete_source(json.loads(path.read_text(encoding="utf-8"))["source_id"])
-        return seconds
-
-    reference = timed_variant("")
-    out: dict[str, dict[str, float]] = {}
-    for ext, count in file_types(prepared.conversations).items():
-        out[ext] = {"files": count, "seconds_per_file": round(max(0.0, timed_variant(ext) - reference) / count, 3)}
-    return out
+    work_dir.mkdir(parents=True, exist_ok=True)
+    seconds: dict[str, list[float]] = defaultdict(list)
+    for path in conversations:
+        for session in json.loads(path.read_text(encoding="utf-8"))["sessions"]:
+            for turn in session["turns"]:
+                for f in turn.get("files", []):
+                    file = files_root / f["path"]
+                    t0 = time.perf_counter()
+                    ftype = sniff(file, f["name"])
+                    surrogate_texts(file, ftype, f.get("kind") or ftype.kind, f["name"], turn["speaker"], settings)
+                    if ftype.parser == "image":
+                        photo_faces(file, settings, work_dir, 0.0)
+                    seconds[file.suffix.lower()].append(time.perf_counter() - t0)
+    return {ext: {"files": len(v), "seconds_per_file": round(statistics.median(v), 3)}
+            for ext, v in sorted(seconds.items())}
 
 
 def timed(run: Callable[[], object]) -> float:
@@ -354,7 +345,8 @@ def run_command(settings: Settings, set_dir: Path, identity_dir: Path | None, pe
             for source in sorted({source_of(q, system) for q in prepared.questions for system in SYSTEMS}):
                 forget(source)
         ingest_s = {"text-only": ingest(prepared.baseline, None), "files": ingest(prepared.conversations, set_dir)}
-        indexing = indexing_per_type(prepared, ingest, set_dir / "text-only", forget) if index_times else {}
+        indexing = describe_times(prepared.conversations, set_dir, settings, out_dir / "chat-files-crops") \
+            if index_times else {}
         answerer = load_answerer_factory(answerer_spec)(settings, graph)
         judge = make_judge(settings, structured)
         try:
