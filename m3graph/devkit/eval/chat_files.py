@@ -232,7 +232,7 @@ class ChatFilesReport:
                         f"{fd['tokens_per_question']:.0f} | {td['tokens_per_question']:.0f} |")
         if self.indexing:
             rows += ["", "| file type | files | describe s/file (median) |", "| --- | ---: | ---: |"]
-            rows += [f"| {ext} | {v['files']:.0f} | {v['seconds_per_file']:.2f} |" for ext, v in self.indexing.items()]
+            rows += [f"| {ext} | {v['files']:.0f} | {v['seconds_per_file']:.3f} |" for ext, v in self.indexing.items()]
         if self.ingest_s:
             rows.append("")
             rows.append("ingestion of the whole set: " + ", ".join(f"{s} {v:.1f} s" for s, v in self.ingest_s.items()))
