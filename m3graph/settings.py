@@ -330,6 +330,10 @@ class PerceptionConfig(BaseModel):
     people_detector: Literal["hog", "off"] = "hog"
     people_fps: float = Field(1.0, gt=0, le=10)
     people_side_px: int = Field(640, ge=160, le=1920)
+    # Text in shared images (issue 23): Debian's Tesseract 5 with its English data, run as a subprocess
+    # (perception/image_text.py); an image above max_resolution_px is refused before it is decoded.
+    ocr_language: str = Field("eng", pattern=r"^[a-z_]{3,16}(\+[a-z_]{3,16}){0,3}$")
+    ocr_timeout_s: float = Field(60.0, gt=0, le=600)
 
     @model_validator(mode="after")
     def _voice_thresholds_follow_the_embedder(self) -> PerceptionConfig:

@@ -58,6 +58,9 @@ system_packages() {
         python3.11:python3.11
         chromium:chromium
         npm:npm
+        tesseract-ocr:tesseract
+        # English OCR data (no command of its own: present when dpkg has it)
+        tesseract-ocr-eng:-
     )
     local missing=() entry pkg cmd
     for entry in "${wanted[@]}"; do

@@ -362,3 +362,38 @@ def statements(data: Path | None, split: str | None) -> None:
     except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(format_report(report))
+
+
+@evaluate.command("chat-files")
+@click.option("--set-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT_DIR / "chat-files-set",
+              show_default=True, help="The generated set (built there when it holds no questions.json yet).")
+@click.option("--identity", "identity_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              default=None, help="The shared identity set the photos are read from (default ../shared/data/identity).")
+@click.option("--per-category", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Questions per category, the same ones every run; 0: every question.")
+@click.option("--conversations", type=click.IntRange(1, 8), default=5, show_default=True, help="Use the first N.")
+@click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT_DIR, show_default=True,
+              help="Where chat-files-files.jsonl, chat-files-text-only.jsonl and the report go.")
+@click.option("--index-times/--no-index-times", default=True, show_default=True,
+              help="Measure the indexing time per file type (one more ingestion per type, deleted afterwards).")
+@click.option("--fresh", is_flag=True, help="Delete the set's sources and earlier results first, so ingestion is "
+                                             "timed again and every question asked again.")
+@click.option("--answerer", "answerer_spec", default=DEFAULT_ANSWERER, show_default=True,
+              help="module:factory building the answerer from (settings, graph).")
+@_judge_option
+@click.pass_obj
+def chat_files(settings: Settings, set_dir: Path, identity_dir: Path | None, per_category: int, conversations: int,
+               out_dir: Path, index_times: bool, fresh: bool, answerer_spec: str, structured: Structured) -> None:
+    """Questions about files shared in conversations (receipts, photos of people, charts, file management, and
+    text-only controls), answered from the set ingested with its files and, in the same run, from the text-only
+    baseline (each file reduced to its name); answer match, evidence recall@5 and tokens per question."""
+    from m3graph.cli.chat import ingest_chat
+    from m3graph.devkit.eval.chat_files import run_command
+
+    def ingest(paths: Sequence[Path], files_root: Path | None) -> None:
+        args = [str(p) for p in paths] + ["--format", "json"]
+        ingest_chat.main(args + (["--files-root", str(files_root)] if files_root else []), obj=settings,
+                         standalone_mode=False)
+
+    run_command(settings, set_dir, identity_dir, per_category or None, conversations, out_dir, index_times, fresh,
+                answerer_spec, structured, ingest, echo=click.echo, progress=_progress, close=_close)
