@@ -10,7 +10,7 @@ FROM python:3.11-slim-bookworm
 
 ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ffmpeg espeak-ng sox build-essential cmake npm \
+ && apt-get install -y --no-install-recommends ffmpeg espeak-ng sox tesseract-ocr tesseract-ocr-eng build-essential cmake npm \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
