@@ -18,17 +18,13 @@ memorized. Two graph steps per clip:
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
-
-from pydantic import TypeAdapter
 
 from m3graph.data_files import ClipFiles
 from m3graph.embedding import TextEmbedder
@@ -36,13 +32,26 @@ from m3graph.errors import M3GraphError, NotFoundError
 from m3graph.graphdb.clip_state import ClipState
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, FaceCluster, MemoryIn, VoiceCluster, check_video_id
+from m3graph.ingest.clip_media import (
+    FACES,
+    VOICES,
+    exclusive,
+    keyed_faces,
+    keyed_voices,
+    load_faces,
+    load_voices,
+    local_crops,
+    publish_folder,
+    scratch_copy,
+    stored_bytes,
+)
 from m3graph.reasoning.perception_memorizer import ClipPerception, Memorization, PerceptionMemorizer
 from m3graph.settings import Settings
-from m3graph.storage import fetch, key_of, media_store, publish
+from m3graph.storage import fetch, media_store, publish
 
 log = logging.getLogger(__name__)
-_FACES = TypeAdapter(list[FaceCluster])
-_VOICES = TypeAdapter(list[VoiceCluster])
+_FACES = FACES
+_VOICES = VOICES
 
 
 class Memorizer(Protocol):
@@ -139,7 +148,7 @@ def cut_stage(settings: Settings, plan: VideoPlan, index: int) -> ClipWork:
     w = plan.window(index)
     store = media_store(settings)
     work.clip.parent.mkdir(parents=True, exist_ok=True)
-    with _exclusive(work.cut_lock):  # two submissions of one video may cut the same clip at once
+    with exclusive(work.cut_lock):  # two submissions of one video may cut the same clip at once
         if not store.is_local and store.exists(work.clip_key):  # cut before, perhaps on another host
             return work
         source = Path(w.source)
@@ -156,67 +165,6 @@ def cut_stage(settings: Settings, plan: VideoPlan, index: int) -> ClipWork:
     return work
 
 
-def _scratch_copy(settings: Settings, key: str) -> Path | None:
-    """The object as a local file (fetched from the store when this host has none), or None when not stored."""
-    try:
-        return fetch(settings, key)
-    except NotFoundError:
-        return None
-
-
-def _cached(settings: Settings, key: str) -> bytes | None:
-    try:
-        return media_store(settings).get_bytes(key)
-    except NotFoundError:
-        return None
-
-
-def _keyed_faces(settings: Settings, clusters: list[FaceCluster]) -> list[FaceCluster]:
-    """Crop references as storage keys (a perception result names its scratch file; an old cache, a path)."""
-    return [c.model_copy(update={"observations": [
-        o.model_copy(update={"crop_uri": key_of(o.crop_uri, settings.data_dir)}) for o in c.observations]})
-        for c in clusters]
-
-
-def _keyed_voices(settings: Settings, clusters: list[VoiceCluster]) -> list[VoiceCluster]:
-    return [c.model_copy(update={"utterances": [
-        u.model_copy(update={"audio_uri": key_of(u.audio_uri, settings.data_dir)}) for u in c.utterances]})
-        for c in clusters]
-
-
-def _publish_folder(settings: Settings, keys: Iterable[str | None], folder: Path) -> None:
-    """Puts perception's scratch files (crops or snippets) into the store; with an object store the scratch copies
-    go, so every later reader provably reads the store."""
-    if media_store(settings).is_local:
-        return
-    for key in sorted({k for k in keys if k}):
-        publish(settings, key, keep=False)
-    with suppress(OSError):
-        folder.rmdir()
-
-
-def load_faces(settings: Settings, video_id: str, index: int) -> list[FaceCluster]:
-    """A clip's stored face perception (NotFoundError when the clip was not perceived)."""
-    return _keyed_faces(settings, _FACES.validate_json(
-        media_store(settings).get_bytes(ClipWork(settings, video_id, index).faces_key)))
-
-
-def load_voices(settings: Settings, video_id: str, index: int) -> list[VoiceCluster]:
-    return _keyed_voices(settings, _VOICES.validate_json(
-        media_store(settings).get_bytes(ClipWork(settings, video_id, index).voices_key)))
-
-
-@contextmanager
-def _exclusive(lock_path: Path) -> Iterator[None]:
-    """An exclusive lock on a file next to the clip, across processes of this machine (workers share data_dir)."""
-    with lock_path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _widths(vectors: Iterable[Sequence[float]]) -> set[int]:
     """The vector sizes in a cached perception result. A cache written under another embedder (the speaker
     embedder's default changed to CAM++, 192-d, from Resemblyzer, 256-d) must not feed old vectors into the new
@@ -229,14 +177,14 @@ def faces_stage(settings: Settings, plan: VideoPlan, index: int) -> list[FaceClu
     from m3graph.perception.faces import perceive_faces
 
     work = ClipWork(settings, plan.video_id, index)
-    if (raw := _cached(settings, work.faces_key)) is not None:
-        cached = _keyed_faces(settings, _FACES.validate_json(raw))
+    if (raw := stored_bytes(settings, work.faces_key)) is not None:
+        cached = keyed_faces(settings, _FACES.validate_json(raw))
         if _widths(o.embedding for c in cached for o in c.observations) <= {settings.identity.face_dim}:
             return cached
         log.info("clip %s#%d: cached faces come from another face model; perceiving again", plan.video_id, index)
     frames = sample_frames(fetch(settings, work.clip_key), settings.fps, settings)
-    clusters = _keyed_faces(settings, perceive_faces(frames, settings, work.crops, plan.window(index).start_s))
-    _publish_folder(settings, (o.crop_uri for c in clusters for o in c.observations), work.crops)
+    clusters = keyed_faces(settings, perceive_faces(frames, settings, work.crops, plan.window(index).start_s))
+    publish_folder(settings, (o.crop_uri for c in clusters for o in c.observations), work.crops)
     media_store(settings).put_bytes(work.faces_key, _FACES.dump_json(clusters))
     return clusters
 
@@ -245,15 +193,15 @@ def voices_stage(settings: Settings, plan: VideoPlan, index: int) -> list[VoiceC
     from m3graph.perception.voices import perceive_voices
 
     work = ClipWork(settings, plan.video_id, index)
-    if (raw := _cached(settings, work.voices_key)) is not None:
-        cached = _keyed_voices(settings, _VOICES.validate_json(raw))
+    if (raw := stored_bytes(settings, work.voices_key)) is not None:
+        cached = keyed_voices(settings, _VOICES.validate_json(raw))
         if _widths(u.embedding for c in cached for u in c.utterances) <= {settings.identity.voice_dim}:
             return cached
         log.info("clip %s#%d: cached voices come from another speaker model; perceiving again", plan.video_id, index)
     start = plan.window(index).start_s
-    audio = _scratch_copy(settings, work.audio_key)
-    clusters = _keyed_voices(settings, perceive_voices(audio, settings, start, work.snippets) if audio else [])
-    _publish_folder(settings, (u.audio_uri for c in clusters for u in c.utterances), work.snippets)
+    audio = scratch_copy(settings, work.audio_key)
+    clusters = keyed_voices(settings, perceive_voices(audio, settings, start, work.snippets) if audio else [])
+    publish_folder(settings, (u.audio_uri for c in clusters for u in c.utterances), work.snippets)
     media_store(settings).put_bytes(work.voices_key, _VOICES.dump_json(clusters))
     return clusters
 
@@ -317,19 +265,6 @@ def _store_output(work: ClipWork, memorizer: Memorizer, memo: Memorization, reso
         "faces": resolved.face_ids, "voices": resolved.voice_ids}, ensure_ascii=False).encode("utf-8"))
 
 
-def _local_crops(settings: Settings, clusters: list[FaceCluster]) -> list[FaceCluster]:
-    """For a model that sees images: crop keys as local files (fetched to scratch from an object store)."""
-    if not settings.llm.memorize.multimodal:
-        return clusters
-
-    def local(key: str | None) -> str | None:
-        path = _scratch_copy(settings, key) if key else None
-        return path.resolve().as_uri() if path is not None else None
-
-    return [c.model_copy(update={"observations": [o.model_copy(update={"crop_uri": local(o.crop_uri)})
-                                                  for o in c.observations]}) for c in clusters]
-
-
 def _embed(embedder: TextEmbedder, memo: Memorization) -> list[MemoryIn]:
     texts = [("episodic", t) for t in memo.episodic] + [("semantic", t) for t in memo.semantic]
     vectors = embedder.embed([t for _, t in texts])
@@ -355,10 +290,10 @@ def memorize_clip(graph: MemoryGraph, embedder: TextEmbedder, memorizer: Memoriz
             raise NotFoundError(f"clip {plan.video_id}#{index} is not resolved yet; ingest it before memorizing")
         face_ids, voice_ids = graph.clip_identities(plan.video_id, index)
         resolved = Resolved(face_ids, voice_ids)
-    faces = _local_crops(settings, load_faces(settings, plan.video_id, index))
+    faces = local_crops(settings, load_faces(settings, plan.video_id, index))
     voices = load_voices(settings, plan.video_id, index)
     w = plan.window(index)
-    clip_path = _scratch_copy(settings, work.clip_key) or work.clip
+    clip_path = scratch_copy(settings, work.clip_key) or work.clip
     perception = ClipPerception(
         video_id=plan.video_id, clip_index=index, start_s=w.start_s, end_s=w.end_s, clip_path=str(clip_path),
         faces=[(resolved.face_ids[c.label], c) for c in faces],
