@@ -185,7 +185,8 @@ def _read_tools(server: MCPServer, svc: McpService) -> None:
         """Who a person is: give char_id or name (exactly one). Returns the character's faces, voices and chat
         speakers (entity ids), merged ids (aliases), the face-voice SAME_AS votes with the clips that cast them,
         manual identity votes, the semantic facts about them, episodes they appear in, first/last clip per
-        source, and file paths of face crops and voice snippets. With a name, other candidates are listed too."""
+        source, and the storage keys of face crops and voice snippets (fetch_media shows or plays one). With a
+        name, other candidates are listed too."""
         with _errors("character"):
             return svc.character(CharacterRequest(char_id=char_id, name=name, videos=videos))
 
