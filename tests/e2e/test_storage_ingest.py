@@ -137,20 +137,26 @@ def test_mcp_fetches_a_crop_and_a_snippet_from_the_bucket(ingested: MemoryGraph,
                              "RETURN u.audio_uri AS uri, u.clip_index AS clip LIMIT 1")
     server = build_server(McpService(ingested.settings, ingested))
 
-    async def call(args: dict[str, Any]) -> Any:
-        return await server.call_tool("fetch_media", args)
+    async def call(args: dict[str, Any]) -> tuple[list[Any], str]:
+        """(content blocks, '') or ([], the error's text)."""
+        try:
+            result = await server.call_tool("fetch_media", args)
+        except ToolError as exc:
+            return [], str(exc)
+        if result.is_error:
+            return [], " ".join(getattr(b, "text", "") for b in result.content)
+        return list(result.content), ""
 
-    image = asyncio.run(call({"video": "tm-a", "clip": crop["clip"], "uri": crop["uri"]}))
+    image, error = asyncio.run(call({"video": "tm-a", "clip": crop["clip"], "uri": crop["uri"]}))
     body = s3_server.client().get_object(Bucket=BUCKET, Key=f"{PREFIX}/{crop['uri']}")["Body"].read()
-    blocks = image[0] if isinstance(image, tuple) else image
-    assert blocks[0].type == "image" and base64.b64decode(blocks[0].data) == body
-    audio = asyncio.run(call({"video": "tm-a", "clip": snip["clip"], "uri": snip["uri"]}))
-    blocks = audio[0] if isinstance(audio, tuple) else audio
-    assert blocks[0].type == "audio" and base64.b64decode(blocks[0].data)[:4] == b"RIFF"
-    with pytest.raises(ToolError, match="not a media file"):
-        asyncio.run(call({"video": "tm-a", "clip": crop["clip"] + 1, "uri": crop["uri"]}))
-    with pytest.raises(ToolError, match="only face crops"):
-        asyncio.run(call({"video": "tm-a", "clip": 0, "uri": "videos/tm-a/clips/00000.mp4"}))
+    assert not error and image[0].type == "image" and base64.b64decode(image[0].data) == body
+    assert image[0].mime_type == "image/jpeg"
+    audio, error = asyncio.run(call({"video": "tm-a", "clip": snip["clip"], "uri": snip["uri"]}))
+    assert not error and audio[0].type == "audio" and base64.b64decode(audio[0].data)[:4] == b"RIFF"
+    _, error = asyncio.run(call({"video": "tm-a", "clip": crop["clip"] + 1, "uri": crop["uri"]}))
+    assert "not a media file" in error
+    _, error = asyncio.run(call({"video": "tm-a", "clip": 0, "uri": "videos/tm-a/clips/00000.mp4"}))
+    assert "only face crops" in error
 
 
 def test_deleting_the_video_removes_its_objects(ingested: MemoryGraph, s3_server: S3Server,
