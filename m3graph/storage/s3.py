@@ -7,6 +7,8 @@ they are never logged (the settings hold them as SecretStr).
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -79,7 +81,7 @@ class S3Store(MediaStore):
 
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.download.tmp")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.download")
         try:
             self.client.download_file(self.bucket, self._name(key), str(tmp))
         except ClientError as exc:
