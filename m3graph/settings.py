@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import tomllib
 from enum import StrEnum
 from pathlib import Path
@@ -415,6 +416,56 @@ class LLMConfig(BaseModel):
     control_evidence_lines: int = Field(12, ge=1)
 
 
+class StorageConfig(BaseModel):
+    """Where media and perception results live (m3graph/storage): ``local`` keeps them under `data_dir` as files
+    (the default); ``s3://bucket/prefix`` puts them in an S3-compatible object store, so workers on other hosts,
+    the explorer and the MCP server share them without a shared filesystem (`data_dir` is then only scratch).
+    Credentials unset: boto3's own chain (its environment variables, an instance role)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    url: str = "local"
+    endpoint_url: str | None = None  # an S3-compatible server (http://127.0.0.1:9000); None: AWS itself
+    region: str | None = None
+    access_key_id: SecretStr | None = None
+    secret_access_key: SecretStr | None = None
+    session_token: SecretStr | None = None
+    connect_timeout_s: float = Field(10.0, gt=0)
+    read_timeout_s: float = Field(60.0, gt=0)
+    max_attempts: int = Field(5, ge=1, le=20)  # botocore's retries of a failed request (standard mode)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if value == "local":
+            return value
+        m = re.fullmatch(r"s3://([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(/[A-Za-z0-9._/-]*)?", value)
+        if m is None or ".." in (m.group(2) or ""):
+            raise ValueError("must be 'local' or s3://bucket[/prefix] (bucket: 3-63 of a-z 0-9 . -; prefix: "
+                             "A-Z a-z 0-9 . _ - /)")
+        return value
+
+    @field_validator("endpoint_url")
+    @classmethod
+    def _endpoint(cls, value: str | None) -> str | None:
+        if value and not (value.startswith("http://") or value.startswith("https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value or None
+
+    @property
+    def is_local(self) -> bool:
+        return self.url == "local"
+
+    @property
+    def bucket(self) -> str:
+        return self.url.removeprefix("s3://").split("/", 1)[0]
+
+    @property
+    def prefix(self) -> str:
+        """The key prefix inside the bucket, without slashes at either end ('' for the bucket's root)."""
+        rest = self.url.removeprefix("s3://").split("/", 1)
+        return rest[1].strip("/") if len(rest) > 1 else ""
+
+
 class ChatConfig(BaseModel):
     """Conversation ingestion (docs/conversations.md)."""
 
@@ -483,6 +534,7 @@ class Settings(BaseSettings):
     llm: LLMConfig = LLMConfig()
     chat: ChatConfig = ChatConfig()
     files: FilesConfig = FilesConfig()
+    storage: StorageConfig = StorageConfig()
 
     # Media and time.
     clip_seconds: float = Field(30.0, gt=0)

@@ -8,7 +8,7 @@
 # The LLM step runs whatever the extras: llama_cpp is the default chat backend. It is the `llm` extra's content,
 # installed here with the build flags pip alone cannot carry.
 #
-# Usage: scripts/setup.sh [EXTRAS...]     extras as "dev,embed" or "dev embed"; default: dev,embed,tasks,perception,explore,mcp,files
+# Usage: scripts/setup.sh [EXTRAS...]     extras as "dev,embed" or "dev embed"; default: dev,embed,tasks,perception,explore,mcp,files,s3
 #                                           (available: dev, embed, tasks, perception, explore, mcp, llm; the llm
 #                                           packages are installed in every case, see llm_runtime)
 set -euo pipefail
@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export DEBIAN_FRONTEND=noninteractive
 
-extras="$(IFS=,; echo "${*:-dev,embed,tasks,perception,explore,mcp,files}" | tr -s ' ,' ',' | sed 's/^,//; s/,$//')"
+extras="$(IFS=,; echo "${*:-dev,embed,tasks,perception,explore,mcp,files,s3}" | tr -s ' ,' ',' | sed 's/^,//; s/,$//')"
 setup_start=${EPOCHREALTIME}
 
 since() {  # seconds elapsed since $1 (an EPOCHREALTIME value), one decimal

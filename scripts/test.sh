@@ -13,7 +13,7 @@ fi
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # Idempotent: installs what a fresh machine lacks, a few seconds when everything is there.
-bash scripts/setup.sh dev,embed,tasks,perception,explore,mcp,files
+bash scripts/setup.sh dev,embed,tasks,perception,explore,mcp,files,s3
 export OMP_WAIT_POLICY=PASSIVE  # torch's spinning OpenMP threads starve the Neo4j server on 2 cores
 
 # pytest's temp dirs (and so the session server's home) live here, so the cleanup below can find them.

@@ -23,6 +23,7 @@ from m3graph.graphdb.store import MemoryGraph
 from m3graph.localserver.server import LocalNeo4j, ServerStatus, ensure_server
 from m3graph.settings import LocalServer, Settings
 from tests.helpers.graph import ForeignDatabaseError, claim_database, wipe
+from tests.helpers.object_store import S3Server, running_moto
 
 TIERS = ("unit", "graph", "e2e")
 
@@ -127,3 +128,13 @@ def apoc_server(apoc_settings: Settings) -> Iterator[ServerStatus]:
     status = server.start()
     yield status
     server.stop()
+
+
+# ---------------------------------------------------------------------------------------------- object store
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """A real S3-compatible server (moto's server mode, a subprocess on a free localhost port) for the session."""
+    with running_moto(tmp_path_factory.mktemp("moto") / "moto.log") as server:
+        yield server

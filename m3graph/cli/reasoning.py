@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
@@ -76,6 +75,7 @@ def memorize(settings: Settings, video_id: str, clips: tuple[int, ...], replay: 
     from m3graph.graphdb.clip_state import ClipState
     from m3graph.ingest.pipeline import ClipWork, MemorizeFailedError, load_plan, memorize_clip
     from m3graph.reasoning.memorize import ReplayMemorizer, make_memorizer
+    from m3graph.storage import media_store
 
     plan = load_plan(settings, video_id)
     if not plan.windows:
@@ -88,16 +88,17 @@ def memorize(settings: Settings, video_id: str, clips: tuple[int, ...], replay: 
         if not indexes:
             click.echo(f"{video_id}: no clip is memorize_failed")
             return
-    missing = [i for i in indexes if not ClipWork(settings, video_id, i).faces.exists()]
+    store = media_store(settings)
+    missing = [i for i in indexes if not store.exists(ClipWork(settings, video_id, i).faces_key)]
     if missing:
         raise NotFoundError(f"clips {missing} of {video_id} have no perception output; ingest them first")
     if replay:
         raw = {}
         for i in indexes:
-            path: Path = ClipWork(settings, video_id, i).memory
-            if not path.exists():
-                raise NotFoundError(f"clip {video_id}#{i} has no stored model output ({path})")
-            raw[(video_id, i)] = json.loads(path.read_text(encoding="utf-8")).get("raw", "")
+            key = ClipWork(settings, video_id, i).memory_key
+            if not store.exists(key):
+                raise NotFoundError(f"clip {video_id}#{i} has no stored model output ({key})")
+            raw[(video_id, i)] = json.loads(store.get_bytes(key)).get("raw", "")
         memorizer = ReplayMemorizer(raw, settings)
     else:
         memorizer = make_memorizer(settings)

@@ -55,6 +55,7 @@ from m3graph.graphdb.executor import Executor, Tx
 from m3graph.graphdb.identity import EntityState
 from m3graph.schema.migrations import _vector_params, memory_index_statement
 from m3graph.settings import Settings
+from m3graph.storage.keys import is_key
 
 if TYPE_CHECKING:  # the caller loads the model: the store layer never imports the embedding layer
     from m3graph.embedding import TextEmbedder
@@ -159,6 +160,8 @@ def stored_file(uri: str | None, data_dir: Path) -> Path | None:
     """
     if not uri:
         return None
+    if is_key(uri):  # a storage key (m3graph.storage): the local store's file
+        return path if (path := data_dir / uri).is_file() else None
     parsed = urlparse(uri)
     if parsed.scheme not in ("file", ""):
         return None

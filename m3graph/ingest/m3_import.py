@@ -63,6 +63,7 @@ from m3graph.graphdb.tags import EntityRef, is_equivalence, parse_tags, renumber
 from m3graph.graphdb.types import ClipInfo, ClipRef, clip_key
 from m3graph.ingest.safe_unpickle import DEFAULT_MAX_BYTES, StandInVideoGraph, load_videograph
 from m3graph.settings import Settings
+from m3graph.storage import publish
 
 log = logging.getLogger(__name__)
 
@@ -490,7 +491,7 @@ def import_pickle(graph: MemoryGraph, path: Path, video_id: str, embedder: TextE
         if crops_invalid:
             warnings.append(f"{crops_invalid} face crop(s) were not base64 JPEG/PNG images; not written")
     final_faces = import_dir / "faces"
-    crop_uris = {k: (final_faces / name).resolve().as_uri() for k, name in crop_uris.items()}
+    crop_uris = {k: f"imports/{video_id}/faces/{name}" for k, name in crop_uris.items()}  # storage keys
 
     face_dim, voice_dim = settings.identity.face_dim, settings.identity.voice_dim
     face_rows = [_entity_row(e, video_id, face_dim, {i: crop_uris[(e.new_id, i)] for i in range(len(e.contents))
@@ -548,6 +549,8 @@ def import_pickle(graph: MemoryGraph, path: Path, video_id: str, embedder: TextE
         shutil.rmtree(final_faces, ignore_errors=True)
         final_faces.parent.mkdir(parents=True, exist_ok=True)
         staging.rename(final_faces)
+        for key in sorted(set(crop_uris.values())):  # into an object store, when one is configured
+            publish(settings, key, keep=False)
     elif exists:
         shutil.rmtree(final_faces, ignore_errors=True)  # crops of the replaced import
 

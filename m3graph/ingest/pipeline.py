@@ -1,7 +1,11 @@
 """The per-clip ingestion steps, shared by the Celery tasks and the in-process mode.
 
-Each step is idempotent and keyed by (video, clip): media and perception results are cached as files
-under ``<data_dir>/videos/<video>/`` (a retry skips finished work, and results can be inspected). A clip's
+Each step is idempotent and keyed by (video, clip): media and perception results are stored under the keys
+``videos/<video>/...`` of the media store (m3graph.storage: the data directory by default, or an S3-compatible
+bucket), so a retry skips finished work, results can be inspected, and a step may run on another host than the
+one before it. Cutting and perception work on local scratch files (``<data_dir>/<key>``); what later steps and
+other components need (cuts, audio, crops, snippets, perception caches, plan, model outputs) is put into the
+store, and the graph holds keys, never host paths. A clip's
 progress is its state on the `Clip` node (m3graph/graphdb/clip_state.py): planned → perceived → resolved →
 memorized. Two graph steps per clip:
 
@@ -14,19 +18,13 @@ memorized. Two graph steps per clip:
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
-import os
-import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
-
-from pydantic import TypeAdapter
 
 from m3graph.data_files import ClipFiles
 from m3graph.embedding import TextEmbedder
@@ -34,12 +32,26 @@ from m3graph.errors import M3GraphError, NotFoundError
 from m3graph.graphdb.clip_state import ClipState
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, FaceCluster, MemoryIn, VoiceCluster, check_video_id
+from m3graph.ingest.clip_media import (
+    FACES,
+    VOICES,
+    exclusive,
+    keyed_faces,
+    keyed_voices,
+    load_faces,
+    load_voices,
+    local_crops,
+    publish_folder,
+    scratch_copy,
+    stored_bytes,
+)
 from m3graph.reasoning.perception_memorizer import ClipPerception, Memorization, PerceptionMemorizer
 from m3graph.settings import Settings
+from m3graph.storage import fetch, media_store, publish
 
 log = logging.getLogger(__name__)
-_FACES = TypeAdapter(list[FaceCluster])
-_VOICES = TypeAdapter(list[VoiceCluster])
+_FACES = FACES
+_VOICES = VOICES
 
 
 class Memorizer(Protocol):
@@ -60,6 +72,8 @@ class Window:
     end_s: float
     source: str
     source_start_s: float  # offset of this clip inside `source` (a live stream arrives as several files)
+    # The source's copy in an object store, for workers on hosts where `source` is not (None: local store).
+    source_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -79,29 +93,22 @@ class VideoPlan:
         return max((w.end_s for w in self.windows), default=0.0)
 
 
-def _plan_path(settings: Settings, video_id: str) -> Path:
-    return settings.data_dir / "videos" / video_id / "plan.json"
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Unique temporary name, then rename: two workers writing the same result (two submissions of one video)
-    never trip over each other's temporary file, and a reader sees the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+def _plan_key(video_id: str) -> str:
+    return f"videos/{video_id}/plan.json"
 
 
 def save_plan(settings: Settings, plan: VideoPlan) -> None:
-    _atomic_write(_plan_path(settings, plan.video_id), json.dumps(
-        {"video_id": plan.video_id, "has_audio": plan.has_audio, "windows": [w.__dict__ for w in plan.windows]}))
+    media_store(settings).put_bytes(_plan_key(plan.video_id), json.dumps(
+        {"video_id": plan.video_id, "has_audio": plan.has_audio,
+         "windows": [w.__dict__ for w in plan.windows]}).encode("utf-8"))
 
 
 def load_plan(settings: Settings, video_id: str) -> VideoPlan:
-    path = _plan_path(settings, video_id)
-    if not path.exists():
+    check_video_id(video_id)
+    try:
+        data = json.loads(media_store(settings).get_bytes(_plan_key(video_id)))
+    except NotFoundError:
         return VideoPlan(video_id=video_id, windows=[])
-    data = json.loads(path.read_text(encoding="utf-8"))
     return VideoPlan(video_id=data["video_id"], has_audio=data["has_audio"],
                      windows=[Window(**w) for w in data["windows"]])
 
@@ -121,8 +128,13 @@ def plan_video(settings: Settings, source: Path, video_id: str, append: bool = F
         return existing
     info = probe(source, settings)
     first, offset = len(existing.windows), existing.duration_s
+    source_key = None
+    if not media_store(settings).is_local:  # workers on other hosts cut from the store's copy
+        source_key = f"videos/{video_id}/inputs/{first:05d}{Path(resolved).suffix.lower()[:8]}"
+        media_store(settings).put_file(source_key, Path(resolved))
     added = [Window(index=first + w.index, start_s=offset + w.start_s, end_s=offset + w.end_s, source=resolved,
-                    source_start_s=w.start_s) for w in plan_clips(info.duration_s, settings.clip_seconds)]
+                    source_start_s=w.start_s, source_key=source_key)
+             for w in plan_clips(info.duration_s, settings.clip_seconds)]
     plan = VideoPlan(video_id=video_id, windows=existing.windows + added,
                      has_audio=existing.has_audio if existing.windows else info.has_audio)
     save_plan(settings, plan)
@@ -134,25 +146,23 @@ def cut_stage(settings: Settings, plan: VideoPlan, index: int) -> ClipWork:
 
     work = ClipWork(settings, plan.video_id, index)
     w = plan.window(index)
+    store = media_store(settings)
     work.clip.parent.mkdir(parents=True, exist_ok=True)
-    with _exclusive(work.cut_lock):  # two submissions of one video may cut the same clip at once
-        cut_clip(Path(w.source), ClipWindow(index=index, start_s=w.source_start_s,
-                                            end_s=w.source_start_s + (w.end_s - w.start_s)), work.clip)
+    with exclusive(work.cut_lock):  # two submissions of one video may cut the same clip at once
+        if not store.is_local and store.exists(work.clip_key):  # cut before, perhaps on another host
+            return work
+        source = Path(w.source)
+        if not source.is_file() and w.source_key is not None:
+            source = fetch(settings, w.source_key)
+        cut_clip(source, ClipWindow(index=index, start_s=w.source_start_s,
+                                    end_s=w.source_start_s + (w.end_s - w.start_s)), work.clip)
         if not work.audio.exists():
             work.audio.parent.mkdir(parents=True, exist_ok=True)
             extract_audio(work.clip, work.audio)  # None (no file) when the clip has no audio track
+        if work.audio.exists():
+            publish(settings, work.audio_key)
+        publish(settings, work.clip_key)  # last: a stored cut means its audio is stored too
     return work
-
-
-@contextmanager
-def _exclusive(lock_path: Path) -> Iterator[None]:
-    """An exclusive lock on a file next to the clip, across processes of this machine (workers share data_dir)."""
-    with lock_path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _widths(vectors: Iterable[Sequence[float]]) -> set[int]:
@@ -167,14 +177,15 @@ def faces_stage(settings: Settings, plan: VideoPlan, index: int) -> list[FaceClu
     from m3graph.perception.faces import perceive_faces
 
     work = ClipWork(settings, plan.video_id, index)
-    if work.faces.exists():
-        cached = _FACES.validate_json(work.faces.read_bytes())
+    if (raw := stored_bytes(settings, work.faces_key)) is not None:
+        cached = keyed_faces(settings, _FACES.validate_json(raw))
         if _widths(o.embedding for c in cached for o in c.observations) <= {settings.identity.face_dim}:
             return cached
         log.info("clip %s#%d: cached faces come from another face model; perceiving again", plan.video_id, index)
-    frames = sample_frames(work.clip, settings.fps, settings)
-    clusters = perceive_faces(frames, settings, work.crops, plan.window(index).start_s)
-    _atomic_write(work.faces, _FACES.dump_json(clusters).decode())
+    frames = sample_frames(fetch(settings, work.clip_key), settings.fps, settings)
+    clusters = keyed_faces(settings, perceive_faces(frames, settings, work.crops, plan.window(index).start_s))
+    publish_folder(settings, (o.crop_uri for c in clusters for o in c.observations), work.crops)
+    media_store(settings).put_bytes(work.faces_key, _FACES.dump_json(clusters))
     return clusters
 
 
@@ -182,14 +193,16 @@ def voices_stage(settings: Settings, plan: VideoPlan, index: int) -> list[VoiceC
     from m3graph.perception.voices import perceive_voices
 
     work = ClipWork(settings, plan.video_id, index)
-    if work.voices.exists():
-        cached = _VOICES.validate_json(work.voices.read_bytes())
+    if (raw := stored_bytes(settings, work.voices_key)) is not None:
+        cached = keyed_voices(settings, _VOICES.validate_json(raw))
         if _widths(u.embedding for c in cached for u in c.utterances) <= {settings.identity.voice_dim}:
             return cached
         log.info("clip %s#%d: cached voices come from another speaker model; perceiving again", plan.video_id, index)
     start = plan.window(index).start_s
-    clusters = perceive_voices(work.audio, settings, start, work.snippets) if work.audio.exists() else []
-    _atomic_write(work.voices, _VOICES.dump_json(clusters).decode())
+    audio = scratch_copy(settings, work.audio_key)
+    clusters = keyed_voices(settings, perceive_voices(audio, settings, start, work.snippets) if audio else [])
+    publish_folder(settings, (u.audio_uri for c in clusters for u in c.utterances), work.snippets)
+    media_store(settings).put_bytes(work.voices_key, _VOICES.dump_json(clusters))
     return clusters
 
 
@@ -231,9 +244,8 @@ def resolve_clip(graph: MemoryGraph, plan: VideoPlan, index: int) -> Resolved:
     Must run in clip order per video (the ids it allocates are the `<face_N>` tags later clips see). A failure
     leaves the graph as it was and marks the clip `resolve_failed` with the reason.
     """
-    work = ClipWork(graph.settings, plan.video_id, index)
-    faces = _FACES.validate_json(work.faces.read_bytes())
-    voices = _VOICES.validate_json(work.voices.read_bytes())
+    faces = load_faces(graph.settings, plan.video_id, index)
+    voices = load_voices(graph.settings, plan.video_id, index)
     clip = clip_infos(graph.settings, plan, [index])[0]
     try:
         face_res, voice_res = graph.resolve_clip(clip, faces, voices, video_name=plan.video_id)
@@ -245,12 +257,12 @@ def resolve_clip(graph: MemoryGraph, plan: VideoPlan, index: int) -> Resolved:
 
 
 def _store_output(work: ClipWork, memorizer: Memorizer, memo: Memorization, resolved: Resolved) -> None:
-    _atomic_write(work.memory, json.dumps({
+    media_store(work.settings).put_bytes(work.memory_key, json.dumps({
         "memorizer": memorizer.name, "outcome": memo.outcome, "episodic": memo.episodic,
         "semantic": memo.semantic, "raw": memo.raw, "attempts": memo.attempts, "dropped": memo.dropped,
         "notes": memo.notes, "usage": {"prompt_tokens": memo.usage.prompt_tokens,
                                        "completion_tokens": memo.usage.completion_tokens},
-        "faces": resolved.face_ids, "voices": resolved.voice_ids}, ensure_ascii=False))
+        "faces": resolved.face_ids, "voices": resolved.voice_ids}, ensure_ascii=False).encode("utf-8"))
 
 
 def _embed(embedder: TextEmbedder, memo: Memorization) -> list[MemoryIn]:
@@ -278,11 +290,12 @@ def memorize_clip(graph: MemoryGraph, embedder: TextEmbedder, memorizer: Memoriz
             raise NotFoundError(f"clip {plan.video_id}#{index} is not resolved yet; ingest it before memorizing")
         face_ids, voice_ids = graph.clip_identities(plan.video_id, index)
         resolved = Resolved(face_ids, voice_ids)
-    faces = _FACES.validate_json(work.faces.read_bytes())
-    voices = _VOICES.validate_json(work.voices.read_bytes())
+    faces = local_crops(settings, load_faces(settings, plan.video_id, index))
+    voices = load_voices(settings, plan.video_id, index)
     w = plan.window(index)
+    clip_path = scratch_copy(settings, work.clip_key) or work.clip
     perception = ClipPerception(
-        video_id=plan.video_id, clip_index=index, start_s=w.start_s, end_s=w.end_s, clip_path=str(work.clip),
+        video_id=plan.video_id, clip_index=index, start_s=w.start_s, end_s=w.end_s, clip_path=str(clip_path),
         faces=[(resolved.face_ids[c.label], c) for c in faces],
         voices=[(resolved.voice_ids[c.label], c) for c in voices])
     memo: Memorization | None = None
@@ -379,5 +392,5 @@ def clip_infos(settings: Settings, plan: VideoPlan, indexes: list[int]) -> list[
     for i in indexes:
         w = plan.window(i)
         out.append(ClipInfo(video_id=plan.video_id, clip_index=i, start_s=w.start_s, end_s=w.end_s,
-                            uri=str(ClipWork(settings, plan.video_id, i).clip)))
+                            uri=ClipWork(settings, plan.video_id, i).clip_key))
     return out

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.utilities.types import Audio, Image
 from mcp_types import ToolAnnotations
 from pydantic import Field, SecretStr, ValidationError
 
@@ -56,7 +57,8 @@ memories (lasting facts). People appear as <character_K> tags: K is a stable cha
 character(char_id=K) and inside search queries to scope them to that person.
 Start with list_videos, then search_memory for evidence or ask for a full answer with its trace; use \
 fetch_clip to read a clip and its neighbours, character to learn who someone is, video_timeline for a \
-source's clips, graph_schema and read_cypher for anything else (read-only Cypher)."""
+source's clips, fetch_media to see a face crop or hear a voice snippet, graph_schema and read_cypher for anything \
+else (read-only Cypher)."""
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
@@ -183,7 +185,8 @@ def _read_tools(server: MCPServer, svc: McpService) -> None:
         """Who a person is: give char_id or name (exactly one). Returns the character's faces, voices and chat
         speakers (entity ids), merged ids (aliases), the face-voice SAME_AS votes with the clips that cast them,
         manual identity votes, the semantic facts about them, episodes they appear in, first/last clip per
-        source, and file paths of face crops and voice snippets. With a name, other candidates are listed too."""
+        source, and the storage keys of face crops and voice snippets (fetch_media shows or plays one). With a
+        name, other candidates are listed too."""
         with _errors("character"):
             return svc.character(CharacterRequest(char_id=char_id, name=name, videos=videos))
 
@@ -253,6 +256,22 @@ def _read_tools(server: MCPServer, svc: McpService) -> None:
         timeout). Prefer the other tools for search: they rank by meaning, Cypher does not."""
         with _errors("read_cypher"):
             return svc.read_cypher(query, params)
+
+
+    @_tool(server, READ)
+    def fetch_media(
+        video: rq.VideoId,
+        clip: rq.ClipIndex,
+        uri: Annotated[str, Field(min_length=1, max_length=1024, description="A crop_uri or audio_uri of that "
+                                                                             "clip, as the graph holds it.")],
+    ) -> Image | Audio:
+        """See or hear the evidence behind a face or voice: the face crop (image) or voice snippet (audio) that
+        the graph references from that clip, as crop_uri / audio_uri in fetch_clip, character or read_cypher
+        results. Media comes from m3graph's media store (a directory or an object store), never from a URL."""
+        with _errors("fetch_media"):
+            data, kind = svc.fetch_media(video, clip, uri)
+            return Image(data=data, format="jpeg" if data[:3] == b"\xff\xd8\xff" else "png") if kind == "image" \
+                else Audio(data=data, format="wav")
 
 
 def _write_tools(server: MCPServer, svc: McpService) -> None:

@@ -24,6 +24,9 @@ from m3graph.service import MemoryService
 from m3graph.service.memory import ControllerFactory
 from m3graph.service.output import plain
 from m3graph.settings import Settings
+from m3graph.storage import key_of, media_store
+
+MAX_MEDIA_BYTES = 4 << 20  # a crop is ~10 kB, a snippet of a long turn ~1 MB
 
 REMEMBER_SOURCE = "agent-notes"
 REMEMBER_SPEAKER = "agent"
@@ -49,6 +52,26 @@ class McpService(MemoryService):
                           timeout_s=self.cypher_timeout_s, max_rows=self.cypher_max_rows)
         return plain({"columns": out.columns, "rows": out.rows, "row_count": len(out.rows),
                       "truncated": out.truncated, "notes": out.notes})
+
+    def fetch_media(self, video: str, clip: int, uri: str) -> tuple[bytes, str]:
+        """A face crop or voice snippet the graph references from that clip, read from the media store (the data
+        directory or a bucket: m3graph.storage); returns (bytes, "image" or "audio"). As in the explorer, nothing
+        the graph does not reference from that clip is read, and clip cuts (video) are not sent to agents."""
+        check_video_id(video)
+        key = key_of(uri, self.settings.data_dir)
+        rows = self.graph.ex.read("explore/media_referenced", uri=uri, video_id=video, clip_index=clip)
+        if key is None or not rows or not rows[0]["referenced"]:
+            raise NotFoundError(f"{uri[:200]}: not a media file of clip {video}#{clip}")
+        kind = {".jpg": "image", ".jpeg": "image", ".png": "image", ".wav": "audio"}.get(Path(key).suffix.lower())
+        if kind is None:
+            raise InvalidInputError(f"{key}: only face crops and voice snippets are sent (open clips in the explorer)")
+        store = media_store(self.settings)
+        size = store.size(key)
+        if size is None:
+            raise NotFoundError(f"{key}: referenced by the graph but not in the media store")
+        if size > MAX_MEDIA_BYTES:
+            raise InvalidInputError(f"{key}: {size} bytes, over the {MAX_MEDIA_BYTES}-byte limit for one answer")
+        return store.get_bytes(key), kind
 
     # -- writes --------------------------------------------------------------------------------------------
     def _local_file(self, raw: str, directory: bool = False) -> Path:

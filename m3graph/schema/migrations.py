@@ -23,6 +23,7 @@ from m3graph.dates import TimeNotes
 from m3graph.errors import SchemaVersionError
 from m3graph.fact_versions import slot_properties, version_rows
 from m3graph.settings import Settings, text_model_setting
+from m3graph.storage.keys import key_of
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,8 @@ class Migration:
     # Data the statements cannot derive (Python code over pages of the graph), run after them; idempotent, so a
     # migration interrupted before it is recorded simply runs again. Returns the number of nodes it changed.
     backfill: Callable[[Executor], int] | None = None
+    # The same, for a backfill that needs the settings (where the data directory is).
+    settings_backfill: Callable[[Executor, Settings], int] | None = None
 
 
 BACKFILL_BATCH = 500
@@ -129,6 +132,35 @@ def backfill_fact_slots(executor: Executor, batch: int = BACKFILL_BATCH) -> int:
     return changed
 
 
+# Migration 15's pages: (read page, write), per property that names a media file.
+MEDIA_REFERENCES = (("schema/face_crop_page", "schema/set_face_crop_keys"),
+                    ("schema/utterance_audio_page", "schema/set_utterance_audio_keys"),
+                    ("schema/clip_uri_page", "schema/set_clip_uri_keys"))
+
+
+def backfill_media_keys(executor: Executor, settings: Settings, batch: int = BACKFILL_BATCH) -> int:
+    """Migration 15: media references (`FaceObs.crop_uri`, `Utterance.audio_uri`, `Clip.uri`) that hold absolute
+    host paths or ``file://`` URIs under the data directory become storage-relative keys (m3graph.storage), so
+    workers, the explorer and MCP on any host resolve them through the media store. A path outside the data
+    directory is left as it was (no reader serves it, as before). Idempotent: a key is no host path."""
+    changed = 0
+    for page_query, write in MEDIA_REFERENCES:
+        after = ""
+        while True:
+            page = executor.read(page_query, after=after, n=batch)
+            if not page:
+                break
+            after = page[-1]["key"]
+            rows = [{"key": r["key"], "media_key": k} for r in page
+                    if (k := key_of(r["uri"], settings.data_dir)) is not None]
+            if rows:
+                executor.write(write, rows=rows)
+                changed += len(rows)
+            if len(page) < batch:
+                break
+    return changed
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "uniqueness constraints for every MERGE key", tuple(UNIQUE_STATEMENTS.values())),
     Migration(
@@ -176,6 +208,9 @@ MIGRATIONS: tuple[Migration, ...] = (
               backfill=backfill_fact_slots),
     # Files shared in conversations (docs/conversations.md "Files"): one node per content, keyed by SHA-256.
     Migration(14, "File nodes keyed by content (uniqueness on File.sha256)", ("schema/unique_file",)),
+    # Media named by storage key, not host path: workers on other hosts and an object store (issue 24).
+    Migration(15, "media references as storage-relative keys instead of host paths", (),
+              settings_backfill=backfill_media_keys),
 )
 LATEST = MIGRATIONS[-1].version
 TEXT_MARK_VERSION = 11
@@ -278,8 +313,12 @@ def apply_migrations(executor: Executor, settings: Settings, await_timeout_s: in
                 continue
             params = _vector_params(settings, statement) if migration.vector and query(statement).params else {}
             executor.schema(statement, **params)
+        changed = None
         if migration.backfill is not None:
             changed = migration.backfill(executor)
+        elif migration.settings_backfill is not None:
+            changed = migration.settings_backfill(executor, settings)
+        if changed is not None:
             log.info("migration %d backfilled %d nodes", migration.version, changed)
         executor.write("schema/record_migration", version=migration.version, description=migration.description)
         log.info("applied schema migration %d: %s", migration.version, migration.description)
