@@ -43,8 +43,9 @@ from m3graph.embedding import TextEmbedder
 from m3graph.errors import ConfigError, InvalidInputError
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import TAG
-from m3graph.reasoning.attribution import misattributed
+from m3graph.reasoning.attribution import misattributed, split_speaker
 from m3graph.reasoning.durations import DURATION_NOTE, asks_for_duration, duration_answer
+from m3graph.reasoning.gathering import LIST_CAP_FACTOR, LIST_NOTE, asks_for_a_list, sub_queries
 from m3graph.reasoning.llm.base import ChatModel, ChatResult, Message, Usage
 from m3graph.reasoning.memory_tools import MemoryTools, ToolResult, asks_about_the_past, describe
 from m3graph.settings import Settings
@@ -204,11 +205,13 @@ class Evidence:
     def lines(self) -> list[str]:
         return [line for _, line in self.shown]
 
-    def take(self, found: ToolResult, scores: dict[tuple[str, str], float]) -> dict[str, list[str]]:
+    def take(self, found: ToolResult, scores: dict[tuple[str, str], float], cap: int | None = None
+             ) -> dict[str, list[str]]:
         fresh = [(label, line) for label, lines in found.knowledge.items() for line in lines
                  if (label, line) not in self.shown]
         ranked = sorted(range(len(fresh)), key=lambda i: -scores.get(fresh[i], -2.0))  # stable: ties keep order
-        kept = sorted(ranked[:self.cap])  # back to clip order: the model reads events in time order
+        # back to clip order: the model reads events in time order
+        kept = sorted(ranked[:self.cap if cap is None else cap])
         out: dict[str, list[str]] = {}
         for i in kept:
             label, line = fresh[i]
@@ -349,13 +352,29 @@ class Controller:
         return None, "failed", rounds
 
     # -- the reader (tools mode) ----------------------------------------------------------------------
-    def _search(self, tools: MemoryTools, evidence: Evidence, tool: str, query: str
+    def _search(self, tools: MemoryTools, evidence: Evidence, tool: str, query: str, cap: int | None = None
                 ) -> tuple[ToolResult, dict[str, list[str]]]:
         if tool == "search_clip":
             found = tools.search_clip(query)
         else:  # enough candidates that `cap` of them are new even after earlier rounds
-            found = tools.search_node(query, k=evidence.cap + len(evidence.shown))
-        return found, evidence.take(found, tools.line_scores)
+            found = tools.search_node(query, k=(cap or evidence.cap) + len(evidence.shown))
+        return found, evidence.take(found, tools.line_scores, cap)
+
+    def _gather(self, tools: MemoryTools, evidence: Evidence, question: str, new: dict[str, list[str]]
+                ) -> tuple[dict[str, list[str]], list[str]]:
+        """A list question's first search, widened (`gathering.py`): sub-queries from the question's content words
+        with the speaker it names (speakers as the first hits name them) share an extra `cap` of new lines."""
+        speakers = tuple(dict.fromkeys(s for line in evidence.lines() if (s := split_speaker(line).speaker)))
+        queries = sub_queries(question, speakers)
+        if not queries:
+            return new, []
+        share = max(1, evidence.cap * (LIST_CAP_FACTOR - 1) // len(queries))
+        merged = {label: list(lines) for label, lines in new.items()}
+        for query in queries:
+            _, more = self._search(tools, evidence, "search_node", query, cap=share)
+            for label, lines in more.items():
+                merged.setdefault(label, []).extend(lines)
+        return dict(sorted(merged.items(), key=lambda kv: _clip_order(kv[0]))), queries
 
     def _results_text(self, query: str | None, new: dict[str, list[str]], tools: MemoryTools,
                       question: str) -> str:
@@ -365,6 +384,8 @@ class Controller:
         else:
             head = f"The search for {what} found nothing new."
         note = f"\n{DURATION_NOTE}" if asks_for_duration(question) else ""
+        if asks_for_a_list(question):
+            note += f"\n{LIST_NOTE}"
         return f"{head}\n\nQuestion: {question}{note}"
 
     def _tools(self, question: str, tools: MemoryTools) -> tuple[str | None, Outcome, list[Round]]:
@@ -380,8 +401,13 @@ class Controller:
             if not new:
                 found, new = self._search(tools, evidence, "search_clip", question)
                 clip_fallback = True
+            note0 = "automatic first search with the question"
+            if new and asks_for_a_list(question):
+                new, subs = self._gather(tools, evidence, question, new)
+                queries |= {query_key(q) for q in subs}
+                note0 += ("; a list question: also " + ", ".join(repr(q) for q in subs)) if subs else ""
             rounds.append(Round(0, found.tool, question, [], Usage(), time.perf_counter() - t0,
-                                result=describe(found), knowledge=new, note="automatic first search with the question"))
+                                result=describe(found), knowledge=new, note=note0))
             if not new:  # nothing in scope matches at all: no model can answer from this memory
                 rounds.append(Round(1, "answer", NOT_IN_MEMORY, [], Usage(), 0.0, note="memory holds nothing to read"))
                 return NOT_IN_MEMORY, "abstained", rounds
@@ -454,6 +480,12 @@ class Controller:
                                 result=describe(found), knowledge=new, note=note))
             messages.append(Message("user", self._results_text(query, new, tools, question)))
         return None, "failed", rounds  # pragma: no cover - the last step always returns
+
+
+def _clip_order(label: str) -> tuple[str, int]:
+    """A clip label's place in time ("CLIP_3", "video/CLIP_12"); the reader reads events in time order."""
+    video, _, clip = label.rpartition("CLIP_")
+    return (video, int(clip)) if clip.isdigit() else (label, 0)
 
 
 def make_controller(settings: Settings, graph: MemoryGraph, embedder: TextEmbedder,
