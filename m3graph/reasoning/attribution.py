@@ -36,6 +36,12 @@ _JOINT = re.compile(r"\b(?:both of us|we both|us both|the two of us|you and (?:i
                     r"our friendship)\b", re.IGNORECASE)
 _GREETINGS = ("hey|hi|hello|thanks|thank you|thx|yeah|yes|yep|wow|oh|aw|aww|awesome|great|congrats|congratulations|"
               "sorry|sure|ok|okay|well|good|nice|cool|dear|so")
+# A question that asks for an inference ("What might John's financial status be?", "Would Melanie be considered
+# ...?", "What fields would Caroline be likely to pursue?") asks the reader to reason about the person from
+# whatever was said, by anyone; the rule is for facts a line states, so it stays out. LoCoMo's adversarial
+# questions are factual questions with the speaker swapped and never hedge this way (none of 112 on the dev set),
+# while 18 of its 21 open-domain questions do, and 5 of the 7 false abstentions of the last dev run were theirs.
+_INFERENCE = re.compile(r"\b(?:might|would|likely|probably|considered)\b", re.IGNORECASE)
 _STOP = frozenset(_WORD.findall(
     "a an the is are was were be been being do does did done of in on at to for from by with about and or but what "
     "which who whom whose where when why how that this these those it its there their his her he she they them i "
@@ -88,9 +94,13 @@ def person_asked(question: str, speakers: Sequence[str]) -> str | None:
     return named[0] if len(named) == 1 else None
 
 
+_BRACKETED = re.compile(r"\[[^\]]*\]")  # "[shares an image: two people next to each other]": not speech
+
+
 def joint(body: str) -> bool:
-    """The line speaks of the speaker and the listener together ("we", "us", "our", "together")."""
-    return bool(_JOINT.search(body.replace("’", "'")))
+    """The line speaks of the speaker and the listener together ("we both", "you and I", "each other"); what
+    is in brackets (an image's caption, a resolved date) is not what was said."""
+    return bool(_JOINT.search(_BRACKETED.sub(" ", body).replace("’", "'")))
 
 
 def is_about(line: SpokenLine, person: str, addressed: bool = True, shared: bool = True) -> bool:
@@ -139,8 +149,10 @@ class Misattribution:
 def misattributed(question: str, answer: str, lines: Sequence[str], addressed: bool = True,
                   shared: bool = True) -> Misattribution | None:
     """A `Misattribution` when the answer is supported only by lines that other speakers said about themselves;
-    None otherwise (including whenever a supporting line has no speaker, or the question names no single speaker
-    seen in the lines)."""
+    None otherwise (including whenever a supporting line has no speaker, the question names no single speaker
+    seen in the lines, or it asks for an inference)."""
+    if _INFERENCE.search(question):
+        return None
     speakers = [s.speaker for s in map(split_speaker, lines) if s.speaker]
     person = person_asked(question, speakers)
     if person is None:

@@ -43,9 +43,9 @@ from m3graph.embedding import TextEmbedder
 from m3graph.errors import ConfigError, InvalidInputError
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import TAG
-from m3graph.reasoning.attribution import misattributed, split_speaker
+from m3graph.reasoning.attribution import misattributed
 from m3graph.reasoning.durations import DURATION_NOTE, asks_for_duration, duration_answer
-from m3graph.reasoning.gathering import LIST_CAP_FACTOR, LIST_NOTE, asks_for_a_list, sub_queries
+from m3graph.reasoning.gathering import LIST_CAP_FACTOR, LIST_NOTE, asks_for_a_list
 from m3graph.reasoning.llm.base import ChatModel, ChatResult, Message, Usage
 from m3graph.reasoning.memory_tools import MemoryTools, ToolResult, asks_about_the_past, describe
 from m3graph.settings import Settings
@@ -360,21 +360,12 @@ class Controller:
             found = tools.search_node(query, k=(cap or evidence.cap) + len(evidence.shown))
         return found, evidence.take(found, tools.line_scores, cap)
 
-    def _gather(self, tools: MemoryTools, evidence: Evidence, question: str, new: dict[str, list[str]]
-                ) -> tuple[dict[str, list[str]], list[str]]:
-        """A list question's first search, widened (`gathering.py`): sub-queries from the question's content words
-        with the speaker it names (speakers as the first hits name them) share an extra `cap` of new lines."""
-        speakers = tuple(dict.fromkeys(s for line in evidence.lines() if (s := split_speaker(line).speaker)))
-        queries = sub_queries(question, speakers)
-        if not queries:
-            return new, []
-        share = max(1, evidence.cap * (LIST_CAP_FACTOR - 1) // len(queries))
-        merged = {label: list(lines) for label, lines in new.items()}
-        for query in queries:
-            _, more = self._search(tools, evidence, "search_node", query, cap=share)
-            for label, lines in more.items():
-                merged.setdefault(label, []).extend(lines)
-        return dict(sorted(merged.items(), key=lambda kv: _clip_order(kv[0]))), queries
+    def _gather(self, tools: MemoryTools, evidence: Evidence, question: str) -> dict[str, list[str]]:
+        """A list question's first search, widened (`gathering.py`): the question's own search again, deeper, for
+        `LIST_CAP_FACTOR - 1` times the cap of further new lines (the next-best lines, from more sessions)."""
+        extra = evidence.cap * (LIST_CAP_FACTOR - 1)
+        _, more = self._search(tools, evidence, "search_node", question, cap=extra)
+        return more
 
     def _results_text(self, query: str | None, new: dict[str, list[str]], tools: MemoryTools,
                       question: str) -> str:
@@ -403,9 +394,10 @@ class Controller:
                 clip_fallback = True
             note0 = "automatic first search with the question"
             if new and asks_for_a_list(question):
-                new, subs = self._gather(tools, evidence, question, new)
-                queries |= {query_key(q) for q in subs}
-                note0 += ("; a list question: also " + ", ".join(repr(q) for q in subs)) if subs else ""
+                for label, lines in self._gather(tools, evidence, question).items():
+                    new.setdefault(label, []).extend(lines)
+                new = dict(sorted(new.items(), key=lambda kv: _clip_order(kv[0])))
+                note0 += f"; a list question: {sum(len(v) for v in new.values())} lines shown"
             rounds.append(Round(0, found.tool, question, [], Usage(), time.perf_counter() - t0,
                                 result=describe(found), knowledge=new, note=note0))
             if not new:  # nothing in scope matches at all: no model can answer from this memory
