@@ -19,7 +19,10 @@ Two dialects over the same tools (`memory_tools.MemoryTools`):
   from Melanie, not Caroline", `attribution.py`; lines without a speaker name, such as video memories, never
   are). Every round shows only new lines, the best-ranked first, capped
   (``llm.control_evidence_lines``), and rounds only ever append messages, so llama.cpp reuses the KV cache of
-  the earlier rounds and prefills just the new evidence: what keeps a CPU answer within seconds.
+  the earlier rounds and prefills just the new evidence: what keeps a CPU answer within seconds. A question that
+  asks for several things over conversation memory ("what books has Melanie read?", `gathering.py`) has its
+  first search widened to three times the cap, so items said in other sessions are shown, and the reader is told
+  to list them all.
 
 The research loop treated any unparseable reply as a search with no query and showed the model an empty
 result (§7.4); here a malformed, truncated or thinking-only reply is retried once with a correction, and a
@@ -43,7 +46,7 @@ from m3graph.embedding import TextEmbedder
 from m3graph.errors import ConfigError, InvalidInputError
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import TAG
-from m3graph.reasoning.attribution import misattributed
+from m3graph.reasoning.attribution import misattributed, split_speaker
 from m3graph.reasoning.durations import DURATION_NOTE, asks_for_duration, duration_answer
 from m3graph.reasoning.gathering import LIST_CAP_FACTOR, LIST_NOTE, asks_for_a_list
 from m3graph.reasoning.llm.base import ChatModel, ChatResult, Message, Usage
@@ -368,14 +371,14 @@ class Controller:
         return more
 
     def _results_text(self, query: str | None, new: dict[str, list[str]], tools: MemoryTools,
-                      question: str) -> str:
+                      question: str, listing: bool = False) -> str:
         what = "the question" if query is None else f'"{query}"'
         if new:
             head = f"Search results for {what}:\n{render_evidence(new, tools.times, tools.dates)}"
         else:
             head = f"The search for {what} found nothing new."
         note = f"\n{DURATION_NOTE}" if asks_for_duration(question) else ""
-        if asks_for_a_list(question):
+        if listing:
             note += f"\n{LIST_NOTE}"
         return f"{head}\n\nQuestion: {question}{note}"
 
@@ -385,6 +388,7 @@ class Controller:
         rounds: list[Round] = []
         queries = {query_key(question)} if self.prefetch else set()
         clip_fallback = False
+        listing = False  # a list question over conversation memory: its first search is widened, the reader told
         if self.prefetch:
             # The question itself is the query a model would write first; a search is not a model call.
             t0 = time.perf_counter()
@@ -393,7 +397,8 @@ class Controller:
                 found, new = self._search(tools, evidence, "search_clip", question)
                 clip_fallback = True
             note0 = "automatic first search with the question"
-            if new and asks_for_a_list(question):
+            listing = asks_for_a_list(question) and any(split_speaker(x).speaker for v in new.values() for x in v)
+            if listing:
                 for label, lines in self._gather(tools, evidence, question).items():
                     new.setdefault(label, []).extend(lines)
                 new = dict(sorted(new.items(), key=lambda kv: _clip_order(kv[0])))
@@ -403,7 +408,7 @@ class Controller:
             if not new:  # nothing in scope matches at all: no model can answer from this memory
                 rounds.append(Round(1, "answer", NOT_IN_MEMORY, [], Usage(), 0.0, note="memory holds nothing to read"))
                 return NOT_IN_MEMORY, "abstained", rounds
-            messages.append(Message("user", self._results_text(None, new, tools, question)))
+            messages.append(Message("user", self._results_text(None, new, tools, question, listing)))
         else:
             messages.append(Message("user", f"No search has been made yet.\n\nQuestion: {question}"))
         last_search = False  # set when no new search is possible: the next step must answer
@@ -470,7 +475,7 @@ class Controller:
             found, new = self._search(tools, evidence, tool, query)
             rounds.append(Round(step, found.tool, query, raws, usage, time.perf_counter() - t0,
                                 result=describe(found), knowledge=new, note=note))
-            messages.append(Message("user", self._results_text(query, new, tools, question)))
+            messages.append(Message("user", self._results_text(query, new, tools, question, listing)))
         return None, "failed", rounds  # pragma: no cover - the last step always returns
 
 

@@ -14,7 +14,10 @@ the cap beside them, 22), so they were left out.
 
 What counts as a list question is a small grammar, not a model: a wh-word followed within a few words by a plural
 noun ("what books", "which events", "what kinds of"), "what are/were", or "list"/"name all". A question about one
-thing ("what is Caroline's favourite book?") is not one.
+thing ("what is Caroline's favourite book?") is not one, nor is a count ("how many ...": the note to list items
+would mislead it). Only conversation memory is gathered this way (the first hits are lines with a speaker,
+``Name <speaker>: text``): video memories have no sessions to spread over, and the generated-media questions
+("What colours are the cup and the box?") keep the reader as it was measured on them.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ _WH = frozenset(("what", "which"))
 _AUX = frozenset(_WORDS.findall(
     "is was are were do does did has have had can could will would might may should must"))
 _LIST_PHRASE = re.compile(r"\b(?:what\s+(?:are|were)\b|what\s+(?:kinds|types|sorts)\s+of|list\b|name\s+(?:all|"
-                          r"some|the)\b|in\s+what\s+ways|how\s+many\s+\w+)", re.IGNORECASE)
+                          r"some|the)\b|in\s+what\s+ways)", re.IGNORECASE)
 
 
 def _plural(word: str) -> bool:

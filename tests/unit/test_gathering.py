@@ -27,6 +27,7 @@ def test_list_questions(question: str) -> None:
     "What Jon thinks the ideal studio looks like?",
     "When did Melanie paint a sunrise?",
     "Where is the kitchen shelf?",
+    "How many different people speak in this video?",  # a count, not a list
 ])
 def test_questions_about_one_thing(question: str) -> None:
     assert not asks_for_a_list(question)
