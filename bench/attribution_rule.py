@@ -16,7 +16,9 @@ For every question that names exactly one speaker, the evidence turns are render
 * ``+no-you``: ``other``, and no turn has a second-person word at all (the strictest);
 * ``reader``: the rule as the reader applies it (`misattributed`): the answer (category 5: the benchmark's
   ``adversarial_answer``, what a reader says; otherwise the gold answer) against the evidence turns plus the turn
-  before and after each (so the shown lines also hold the asked person's own lines, as retrieval does).
+  before and after each (so the shown lines also hold the asked person's own lines, as retrieval does);
+* ``reader, no joint``: the same without the joint-line exception (a line saying "we", "us", "our", "together" is
+  about both speakers), the rule before that exception.
 
 Run: ``.venv/bin/python -m bench.attribution_rule [conversation.json ...]`` (default: the dev set).
 """
@@ -36,7 +38,7 @@ from m3graph.ingest.chat.model import Turn
 from m3graph.reasoning.attribution import is_about, misattributed, person_asked, split_speaker
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "conversations"
-CONDITIONS = ("by another", "other", "+addr", "+no-you", "reader")
+CONDITIONS = ("by another", "other", "+addr", "+no-you", "reader, no joint", "reader")
 _YOU = re.compile(r"\b(?:you|your|yours|yourself)\b", re.IGNORECASE)
 _IDS = re.compile(r"D\d+:\d+")
 CATEGORY = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -73,6 +75,8 @@ def _conversation(path: Path, fires: Counter[tuple[int, str]], named: Counter[in
         if person is None or not ids or not answer:
             continue
         shown = sorted({j for i in ids for j in (i - 1, i, i + 1) if 0 <= j < len(order)})
+        if misattributed(q.question, answer, [lines[j] for j in shown], shared=False):
+            fires[q.category, "reader, no joint"] += 1
         if misattributed(q.question, answer, [lines[j] for j in shown]):
             fires[q.category, "reader"] += 1
 

@@ -27,8 +27,21 @@ _SPEAKER_LINE = re.compile(r"^\s*(?P<name>[^\s<:\[][^<:\n]{0,60}?)\s*<(?:speaker
 _WORD = re.compile(r"[a-z0-9]+")
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|ya)\b", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.IGNORECASE)
+# A line about both speakers: what the two did together is as much the listener's as the speaker's ("we both
+# went", "you and I", "we both love it"), so it answers a question about either. A bare "we" is not enough: in
+# most turns it is the speaker's family or group ("we went camping with the kids"), and "together" or "let's"
+# mostly are too: counting them as joint cut the rule's firing on the adversarial questions from 69 to 46 ("we") or
+# 65 ("together", "let's") of 112 without lowering it on answerable ones (bench/attribution_rule.py).
+_JOINT = re.compile(r"\b(?:both of us|we both|us both|the two of us|you and (?:i|me)|(?:i|me) and you|each other|"
+                    r"our friendship)\b", re.IGNORECASE)
 _GREETINGS = ("hey|hi|hello|thanks|thank you|thx|yeah|yes|yep|wow|oh|aw|aww|awesome|great|congrats|congratulations|"
               "sorry|sure|ok|okay|well|good|nice|cool|dear|so")
+# A question that asks for an inference ("What might John's financial status be?", "Would Melanie be considered
+# ...?", "What fields would Caroline be likely to pursue?") asks the reader to reason about the person from
+# whatever was said, by anyone; the rule is for facts a line states, so it stays out. LoCoMo's adversarial
+# questions are factual questions with the speaker swapped and never hedge this way (none of 112 on the dev set),
+# while 18 of its 21 open-domain questions do, and 5 of the 7 false abstentions of the last dev run were theirs.
+_INFERENCE = re.compile(r"\b(?:might|would|likely|probably|considered)\b", re.IGNORECASE)
 _STOP = frozenset(_WORD.findall(
     "a an the is are was were be been being do does did done of in on at to for from by with about and or but what "
     "which who whom whose where when why how that this these those it its there their his her he she they them i "
@@ -81,11 +94,22 @@ def person_asked(question: str, speakers: Sequence[str]) -> str | None:
     return named[0] if len(named) == 1 else None
 
 
-def is_about(line: SpokenLine, person: str, addressed: bool = True) -> bool:
-    """A line is about a person when they said it, when it names them other than to address them, or
-    (``addressed``) when another speaker says it to them in the second person without speaking of themself
-    ("you ran a race?")."""
+_BRACKETED = re.compile(r"\[[^\]]*\]")  # "[shares an image: two people next to each other]": not speech
+
+
+def joint(body: str) -> bool:
+    """The line speaks of the speaker and the listener together ("we both", "you and I", "each other"); what
+    is in brackets (an image's caption, a resolved date) is not what was said."""
+    return bool(_JOINT.search(_BRACKETED.sub(" ", body).replace("’", "'")))
+
+
+def is_about(line: SpokenLine, person: str, addressed: bool = True, shared: bool = True) -> bool:
+    """A line is about a person when they said it, when it names them other than to address them,
+    (``shared``) when it speaks of both speakers ("we went camping", "our trip"), or (``addressed``) when another
+    speaker says it to them in the second person without speaking of themself ("you ran a race?")."""
     if line.speaker is None or line.speaker == person or mentions(line.body, person):
+        return True
+    if shared and joint(line.body):
         return True
     return addressed and bool(_SECOND_PERSON.search(line.body)) and not _FIRST_PERSON.search(line.body)
 
@@ -122,15 +146,18 @@ class Misattribution:
                 f"nothing remembered says it about {self.person}.")
 
 
-def misattributed(question: str, answer: str, lines: Sequence[str], addressed: bool = True) -> Misattribution | None:
+def misattributed(question: str, answer: str, lines: Sequence[str], addressed: bool = True,
+                  shared: bool = True) -> Misattribution | None:
     """A `Misattribution` when the answer is supported only by lines that other speakers said about themselves;
-    None otherwise (including whenever a supporting line has no speaker, or the question names no single speaker
-    seen in the lines)."""
+    None otherwise (including whenever a supporting line has no speaker, the question names no single speaker
+    seen in the lines, or it asks for an inference)."""
+    if _INFERENCE.search(question):
+        return None
     speakers = [s.speaker for s in map(split_speaker, lines) if s.speaker]
     person = person_asked(question, speakers)
     if person is None:
         return None
     support = supporting(answer, lines)
-    if not support or any(is_about(s, person, addressed) for s in support):
+    if not support or any(is_about(s, person, addressed, shared) for s in support):
         return None
     return Misattribution(person, tuple(dict.fromkeys(s.speaker for s in support if s.speaker)))

@@ -19,7 +19,10 @@ Two dialects over the same tools (`memory_tools.MemoryTools`):
   from Melanie, not Caroline", `attribution.py`; lines without a speaker name, such as video memories, never
   are). Every round shows only new lines, the best-ranked first, capped
   (``llm.control_evidence_lines``), and rounds only ever append messages, so llama.cpp reuses the KV cache of
-  the earlier rounds and prefills just the new evidence: what keeps a CPU answer within seconds.
+  the earlier rounds and prefills just the new evidence: what keeps a CPU answer within seconds. A question that
+  asks for several things over conversation memory ("what books has Melanie read?", `gathering.py`) has its
+  first search widened to three times the cap, so items said in other sessions are shown, and the reader is told
+  to list them all.
 
 The research loop treated any unparseable reply as a search with no query and showed the model an empty
 result (§7.4); here a malformed, truncated or thinking-only reply is retried once with a correction, and a
@@ -43,8 +46,9 @@ from m3graph.embedding import TextEmbedder
 from m3graph.errors import ConfigError, InvalidInputError
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import TAG
-from m3graph.reasoning.attribution import misattributed
+from m3graph.reasoning.attribution import misattributed, split_speaker
 from m3graph.reasoning.durations import DURATION_NOTE, asks_for_duration, duration_answer
+from m3graph.reasoning.gathering import LIST_CAP_FACTOR, LIST_NOTE, asks_for_a_list
 from m3graph.reasoning.llm.base import ChatModel, ChatResult, Message, Usage
 from m3graph.reasoning.memory_tools import MemoryTools, ToolResult, asks_about_the_past, describe
 from m3graph.settings import Settings
@@ -204,11 +208,13 @@ class Evidence:
     def lines(self) -> list[str]:
         return [line for _, line in self.shown]
 
-    def take(self, found: ToolResult, scores: dict[tuple[str, str], float]) -> dict[str, list[str]]:
+    def take(self, found: ToolResult, scores: dict[tuple[str, str], float], cap: int | None = None
+             ) -> dict[str, list[str]]:
         fresh = [(label, line) for label, lines in found.knowledge.items() for line in lines
                  if (label, line) not in self.shown]
         ranked = sorted(range(len(fresh)), key=lambda i: -scores.get(fresh[i], -2.0))  # stable: ties keep order
-        kept = sorted(ranked[:self.cap])  # back to clip order: the model reads events in time order
+        # back to clip order: the model reads events in time order
+        kept = sorted(ranked[:self.cap if cap is None else cap])
         out: dict[str, list[str]] = {}
         for i in kept:
             label, line = fresh[i]
@@ -349,22 +355,31 @@ class Controller:
         return None, "failed", rounds
 
     # -- the reader (tools mode) ----------------------------------------------------------------------
-    def _search(self, tools: MemoryTools, evidence: Evidence, tool: str, query: str
+    def _search(self, tools: MemoryTools, evidence: Evidence, tool: str, query: str, cap: int | None = None
                 ) -> tuple[ToolResult, dict[str, list[str]]]:
         if tool == "search_clip":
             found = tools.search_clip(query)
         else:  # enough candidates that `cap` of them are new even after earlier rounds
-            found = tools.search_node(query, k=evidence.cap + len(evidence.shown))
-        return found, evidence.take(found, tools.line_scores)
+            found = tools.search_node(query, k=(cap or evidence.cap) + len(evidence.shown))
+        return found, evidence.take(found, tools.line_scores, cap)
+
+    def _gather(self, tools: MemoryTools, evidence: Evidence, question: str) -> dict[str, list[str]]:
+        """A list question's first search, widened (`gathering.py`): the question's own search again, deeper, for
+        `LIST_CAP_FACTOR - 1` times the cap of further new lines (the next-best lines, from more sessions)."""
+        extra = evidence.cap * (LIST_CAP_FACTOR - 1)
+        _, more = self._search(tools, evidence, "search_node", question, cap=extra)
+        return more
 
     def _results_text(self, query: str | None, new: dict[str, list[str]], tools: MemoryTools,
-                      question: str) -> str:
+                      question: str, listing: bool = False) -> str:
         what = "the question" if query is None else f'"{query}"'
         if new:
             head = f"Search results for {what}:\n{render_evidence(new, tools.times, tools.dates)}"
         else:
             head = f"The search for {what} found nothing new."
         note = f"\n{DURATION_NOTE}" if asks_for_duration(question) else ""
+        if listing:
+            note += f"\n{LIST_NOTE}"
         return f"{head}\n\nQuestion: {question}{note}"
 
     def _tools(self, question: str, tools: MemoryTools) -> tuple[str | None, Outcome, list[Round]]:
@@ -373,6 +388,7 @@ class Controller:
         rounds: list[Round] = []
         queries = {query_key(question)} if self.prefetch else set()
         clip_fallback = False
+        listing = False  # a list question over conversation memory: its first search is widened, the reader told
         if self.prefetch:
             # The question itself is the query a model would write first; a search is not a model call.
             t0 = time.perf_counter()
@@ -380,12 +396,19 @@ class Controller:
             if not new:
                 found, new = self._search(tools, evidence, "search_clip", question)
                 clip_fallback = True
+            note0 = "automatic first search with the question"
+            listing = asks_for_a_list(question) and any(split_speaker(x).speaker for v in new.values() for x in v)
+            if listing:
+                for label, lines in self._gather(tools, evidence, question).items():
+                    new.setdefault(label, []).extend(lines)
+                new = dict(sorted(new.items(), key=lambda kv: _clip_order(kv[0])))
+                note0 += f"; a list question: {sum(len(v) for v in new.values())} lines shown"
             rounds.append(Round(0, found.tool, question, [], Usage(), time.perf_counter() - t0,
-                                result=describe(found), knowledge=new, note="automatic first search with the question"))
+                                result=describe(found), knowledge=new, note=note0))
             if not new:  # nothing in scope matches at all: no model can answer from this memory
                 rounds.append(Round(1, "answer", NOT_IN_MEMORY, [], Usage(), 0.0, note="memory holds nothing to read"))
                 return NOT_IN_MEMORY, "abstained", rounds
-            messages.append(Message("user", self._results_text(None, new, tools, question)))
+            messages.append(Message("user", self._results_text(None, new, tools, question, listing)))
         else:
             messages.append(Message("user", f"No search has been made yet.\n\nQuestion: {question}"))
         last_search = False  # set when no new search is possible: the next step must answer
@@ -452,8 +475,14 @@ class Controller:
             found, new = self._search(tools, evidence, tool, query)
             rounds.append(Round(step, found.tool, query, raws, usage, time.perf_counter() - t0,
                                 result=describe(found), knowledge=new, note=note))
-            messages.append(Message("user", self._results_text(query, new, tools, question)))
+            messages.append(Message("user", self._results_text(query, new, tools, question, listing)))
         return None, "failed", rounds  # pragma: no cover - the last step always returns
+
+
+def _clip_order(label: str) -> tuple[str, int]:
+    """A clip label's place in time ("CLIP_3", "video/CLIP_12"); the reader reads events in time order."""
+    video, _, clip = label.rpartition("CLIP_")
+    return (video, int(clip)) if clip.isdigit() else (label, 0)
 
 
 def make_controller(settings: Settings, graph: MemoryGraph, embedder: TextEmbedder,

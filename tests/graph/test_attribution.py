@@ -60,6 +60,30 @@ def test_does_not_fire_when_a_supporting_line_is_about_the_person(line: str) -> 
     assert misattributed(RACE_Q, "self-care is important", [CAROLINE, line]) is None
 
 
+@pytest.mark.parametrize("line", [
+    "Melanie <character_2>: We both realized that self-care is important after the race.",
+    "Melanie <character_2>: You and I realized self-care is important, remember?",
+    "Melanie <character_2>: The race taught us to remind each other that self-care is important.",
+])
+def test_does_not_fire_on_a_line_about_both_speakers(line: str) -> None:
+    assert misattributed(RACE_Q, "self-care is important", [CAROLINE, line]) is None
+    assert misattributed(RACE_Q, "self-care is important", [CAROLINE, line], shared=False) is not None
+
+
+@pytest.mark.parametrize("line", [
+    "Melanie <character_2>: We went camping and I realized self-care is important.",  # "we": her family
+    "Melanie <character_2>: I realized self-care is important. [shares an image: two people next to each other]",
+])
+def test_a_plain_we_or_a_caption_is_not_about_both(line: str) -> None:
+    assert misattributed(RACE_Q, "self-care is important", [CAROLINE, line]) is not None
+
+
+def test_does_not_fire_on_a_question_asking_for_an_inference() -> None:
+    for question in ("What might Caroline realize after a charity race?",
+                     "Would Caroline be likely to value self-care?"):
+        assert misattributed(question, "self-care is important", [CAROLINE, MEL_RACE]) is None
+
+
 def test_does_not_fire_on_video_memories() -> None:
     lines = ["<character_1>'s name is Caroline.", "<character_2> says she realized that self-care is important.",
              "<character_1> sits at the table reading a newspaper."]
@@ -95,6 +119,9 @@ def test_offline_measurement_separates_adversarial_questions() -> None:
     answerable = sum(named[c] for c in (1, 2, 3, 4))
     false_fires = sum(fires[c, "reader"] for c in (1, 2, 3, 4))
     assert fires[5, "reader"] / named[5] > 0.5 and false_fires / answerable < 0.05
+    # the joint-line exception costs no adversarial firing and adds none on answerable questions
+    assert fires[5, "reader"] >= fires[5, "reader, no joint"]
+    assert false_fires <= sum(fires[c, "reader, no joint"] for c in (1, 2, 3, 4))
 
 
 # ------------------------------------------------------------------------------------ the reader over the graph
