@@ -46,7 +46,7 @@ def _photo(row: dict[str, Any]) -> dict[str, Any] | None:
         x1, y1, x2, y2 = (int(v) for v in bbox)
         boxes.append({**face, "x": x1, "y": y1, "w": max(1, x2 - x1), "h": max(1, y2 - y1)})
     return {"width": width, "height": height, "boxes": boxes, "stroke": max(2, width // 160),
-            "font": max(12, width // 32)}
+            "font": max(12, width // 18)}
 
 
 def session_files(ex: Explorer, video_id: str, clip_index: int) -> list[dict[str, Any]]:
