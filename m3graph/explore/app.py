@@ -3,7 +3,7 @@
 Served by the Python process that owns the graph connection (`m3graph explore`), on loopback by default. This
 module only assembles the app: the front door (`guard`: Host, token, same-origin writes, security headers), the
 error pages, and the route modules, each named for what its pages do (`pages`, `search`, `corrections`,
-`media`). Reads and writes go through the application service (`m3graph.service.MemoryService`), as the CLI's
+`media`, `files`). Reads and writes go through the application service (`m3graph.service.MemoryService`), as the CLI's
 and the MCP server's do.
 """
 
@@ -17,7 +17,7 @@ from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
 from m3graph.errors import M3GraphError, NotFoundError
-from m3graph.explore import corrections, guard, media, pages, search
+from m3graph.explore import corrections, files, guard, media, pages, search
 from m3graph.explore.context import HERE, Explorer, make_templates
 from m3graph.explore.security import csrf_for
 from m3graph.service import MemoryService
@@ -51,6 +51,6 @@ def create_app(service: MemoryService, token: str, *, hosts: Sequence[str] | Non
     async def failed(request: Request, exc: M3GraphError) -> Response:
         return ex.page(request, "error.html", status_code=400, message=str(exc))
 
-    for module in (pages, search, corrections, media):
+    for module in (pages, search, corrections, media, files):
         module.register(app, ex)
     return app

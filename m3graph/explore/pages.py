@@ -16,6 +16,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 
 from m3graph.explore.assets import BUNDLE
 from m3graph.explore.context import Explorer, Id
+from m3graph.explore.files import session_files
 from m3graph.explore.media import servable
 from m3graph.service import FetchClipRequest, HistoryRequest, ListVideosRequest, TimelineRequest, reads
 from m3graph.service.requests import MAX_INDEX
@@ -73,7 +74,7 @@ def register(app: FastAPI, ex: Explorer) -> None:
         (near,) = graph.ex.read("explore/clip_neighbours", video_id=video_id, clip_index=clip_index)
         has_video = bool(data["uri"]) and servable(ex, data["uri"], video_id, clip_index) is not None
         return ex.page(request, "clip.html", clip=data, shown=data["clips"][0], crops=crops, snippets=snippets,
-                       has_video=has_video,
+                       has_video=has_video, files=session_files(ex, video_id, clip_index),
                        previous=_first(near["previous"]), next=_first(near["next"]))
 
     @app.get("/character/{char_id}", response_class=HTMLResponse)

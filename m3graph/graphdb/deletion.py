@@ -12,6 +12,8 @@ return the stored copies' paths, which the store removes after the transaction c
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from m3graph.errors import NotFoundError
@@ -20,6 +22,7 @@ from m3graph.graphdb.executor import Executor, Tx
 from m3graph.graphdb.facts import refresh_slots
 from m3graph.graphdb.files import drop_orphans, release_clip_files
 from m3graph.graphdb.identity import EntityState
+from m3graph.graphdb.tags import parse_tags
 from m3graph.graphdb.types import clip_key
 from m3graph.settings import Settings
 
@@ -95,14 +98,52 @@ def delete_video(ex: Executor, settings: Settings, video_id: str) -> tuple[int, 
     return len(clips), stored
 
 
+_PHOTO_FACES = re.compile(r"; faces: (?:<face_\d+>(?:, )?)+$")
+
+
+def untag_photo(text: str, entity_ids: set[int]) -> str | None:
+    """A photo surrogate without the deleted entities' face tags (the ``; faces: <face_1>, <face_2>`` list that
+    ingestion appends), or None when the text names them anywhere else (then the memory goes, as every memory
+    that mentions a deleted person does)."""
+    found = _PHOTO_FACES.search(text)
+    head, tail = (text[:found.start()], found.group(0)) if found else (text, "")
+    if any(eid in entity_ids for _, eid in parse_tags(head)):
+        return None
+    kept = [f"<face_{eid}>" for _, eid in parse_tags(tail) if eid not in entity_ids]
+    return head + (f"; faces: {', '.join(kept)}" if kept else "")
+
+
+def _untag_photos(tx: Tx, memory_ids: list[str], entity_ids: list[int]) -> list[str]:
+    """Rewrites the photo surrogates that name the person only in their face list; returns the ids of the
+    memories to delete (all the others)."""
+    gone = set(entity_ids)
+    rows = []
+    for r in tx.run("delete/character_photo_memories", memory_ids=memory_ids):
+        text = untag_photo(r["text"], gone)
+        if text is None:
+            continue
+        tags = parse_tags(text)
+        rows.append({"memory_id": r["memory_id"], "text": text, "entity_ids": sorted({eid for _, eid in tags}),
+                     "mentions": [{"id": eid, "position": i} for i, (_, eid) in enumerate(tags)]})
+    if rows:
+        tx.run("delete/untag_memories", rows=rows)
+    kept = {r["memory_id"] for r in rows}
+    return [m for m in memory_ids if m not in kept]
+
+
 def delete_character(ex: Executor, settings: Settings, char_id: int) -> dict[str, int]:
+    """Deletes a person: their entities, evidence (face crops and snippets go after the commit, by the store),
+    identity votes, and every memory that mentions them, except the surrogates of shared photos a session still
+    holds: those stay, without the person's face tag (the photo is the session's; the face was the person's)."""
+
     def work(tx: Tx) -> dict[str, int]:
         tx.run("graph/lock", name="characters")
         scope = tx.single("delete/character_scope", char_id=char_id)
         if scope is None or not scope["entity_ids"]:
             raise NotFoundError(f"character {char_id} does not exist")
         supporting = tx.one("clip/supporting_clips", memory_ids=scope["memory_ids"])["clip_keys"]
-        tx.run("delete/character", entity_ids=scope["entity_ids"], memory_ids=scope["memory_ids"])
+        doomed = _untag_photos(tx, scope["memory_ids"], scope["entity_ids"])
+        tx.run("delete/character", entity_ids=scope["entity_ids"], memory_ids=doomed)
         for video_id in sorted({s["video_id"] for s in scope["slots"]}):  # older facts may hold again
             refresh_slots(tx, video_id, [s["slot_key"] for s in scope["slots"] if s["video_id"] == video_id])
         if supporting:  # the deleted memories' text must leave the clips' search documents too
@@ -112,6 +153,7 @@ def delete_character(ex: Executor, settings: Settings, char_id: int) -> dict[str
             refresh_characters(tx, settings, neighbours)
         tx.run("delete/orphan_characters")
         tx.run("delete/unused_bookkeeping")
-        return {"entities": len(scope["entity_ids"]), "memories": len(scope["memory_ids"])}
+        return {"entities": len(scope["entity_ids"]), "memories": len(doomed),
+                "photos_untagged": len(scope["memory_ids"]) - len(doomed)}
 
     return ex.write_tx(work, label="delete_character")

@@ -20,6 +20,7 @@ from m3graph.graphdb.executor import Executor, Tx
 from m3graph.settings import Settings
 
 log = logging.getLogger(__name__)
+FILES_ROOT = "files"  # under data_dir (`ingest.chat.attachments.FILES_DIR`)
 
 
 @dataclass(frozen=True)
@@ -29,13 +30,14 @@ class FileLinks:
     files: list[dict[str, Any]] = field(default_factory=list)  # one per share: sha256, kind, mime, size, ...
     cites: list[dict[str, Any]] = field(default_factory=list)  # surrogate memory id -> sha256
     shares: list[dict[str, Any]] = field(default_factory=list)  # sharing turn's memory id -> sha256
+    faces: list[dict[str, Any]] = field(default_factory=list)  # a photo's face crop uri -> sha256 (its FaceObs)
 
     def write(self, tx: Tx, clip_key: str) -> None:
         if not self.files:
             return
         tx.run("files/link_session", clip_key=clip_key, files=self.files)
-        if self.cites or self.shares:
-            tx.run("files/cite", cites=self.cites, shares=self.shares)
+        if self.cites or self.shares or self.faces:
+            tx.run("files/cite", clip_key=clip_key, cites=self.cites, shares=self.shares, faces=self.faces)
 
 
 def release_clip_files(tx: Tx, clip_key: str) -> list[str]:
@@ -53,7 +55,7 @@ def drop_orphans(tx: Tx, shas: list[str]) -> list[str]:
 
 def remove_stored(settings: Settings, stored: Iterable[str]) -> int:
     """Removes stored copies (paths relative to data_dir) after the graph delete committed; returns how many."""
-    root = (settings.data_dir / "files").resolve()
+    root = (settings.data_dir / FILES_ROOT).resolve()
     removed = 0
     for rel in stored:
         path = (settings.data_dir / rel).resolve()
@@ -78,3 +80,43 @@ def conversation_files(ex: Executor, video_id: str) -> list[dict[str, Any]]:
     """A conversation's files by session (clip index, sharing turn, name, kind, mime, size, stored copy, time
     shared, number of surrogate memories): what a reader or the explorer lists for a source."""
     return ex.read("files/session_files", video_id=video_id)
+
+
+SHA256_HEX = frozenset("0123456789abcdef")
+MAX_SURROGATES = 200  # a file has at most files.max_passages surrogates; a reader never needs more at once
+
+
+def is_sha256(text: str) -> bool:
+    """A file key as the graph stores it (64 lowercase hex digits): anything else names no file."""
+    return len(text) == 64 and set(text) <= SHA256_HEX
+
+
+def memory_files(ex: Executor, memory_ids: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+    """memory id -> the files it cites ({sha256, name, kind, shared_at}): what a tool shows beside the evidence."""
+    ids = sorted(set(memory_ids))
+    if not ids:
+        return {}
+    return {r["memory_id"]: r["files"] for r in ex.read("files/memory_files", memory_ids=ids)}
+
+
+def file_surrogates(ex: Executor, sha256: str, limit: int = MAX_SURROGATES) -> dict[str, Any] | None:
+    """A file's reference, its shares and up to `limit` surrogate memories (raw tags); None if no such file."""
+    if not is_sha256(sha256):
+        return None
+    rows = ex.read("files/surrogates", sha256=sha256, limit=max(1, min(limit, MAX_SURROGATES)))
+    return rows[0] if rows else None
+
+
+def held_copy(ex: Executor, settings: Settings, sha256: str) -> tuple[Path, str, str] | None:
+    """(stored copy, mime, name) of a file a session holds, when the copy lies under ``<data_dir>/files/``; the
+    explorer serves nothing else (the key is checked first, so a request never names a path)."""
+    if not is_sha256(sha256):
+        return None
+    rows = ex.read("files/stored", sha256=sha256)
+    if not rows or not rows[0]["stored"]:
+        return None
+    root = (settings.data_dir / FILES_ROOT).resolve()
+    path = (settings.data_dir / rows[0]["stored"]).resolve()
+    if not path.is_relative_to(root) or not path.is_file():
+        return None
+    return path, str(rows[0]["mime"] or "application/octet-stream"), str(rows[0]["name"] or sha256)

@@ -25,7 +25,7 @@ NODES: dict[str, tuple[str, tuple[str, ...], str]] = {
     "Memory": ("memory_id", ("kind", "text", "video_id", "clip_index", "order_in_clip", "support", "support_clips",
                              "first_clip", "last_clip", "is_equivalence", "source_ids", "start_s", "end_s",
                              "slot_key", "slot_subject", "slot_attribute", "slot_value", "negated", "current",
-                             "superseded_by", "superseded_note", "manual_state", "manual_note"),
+                             "superseded_by", "superseded_note", "manual_state", "manual_note", "file_sha256"),
                "One remembered sentence: kind 'episodic' (what happened in a clip) or 'semantic' (a lasting fact, "
                "reinforced by later clips). text holds raw <face_N>/<voice_N>/<speaker_N> tags; tools render them "
                "as <character_K>. The embedding property is a vector and is never returned. A fact has a slot "
@@ -40,8 +40,13 @@ NODES: dict[str, tuple[str, tuple[str, ...], str]] = {
     "Character": ("char_id", ("name", "aliases", "size"),
                   "A person: the faces, voices and speakers judged to be the same individual. Ids are stable; "
                   "merged ids stay in aliases."),
-    "FaceObs": ("obs_key", ("video_id", "clip_index", "frame_time_s", "bbox", "det_score", "quality", "crop_uri"),
-                "One detected face in one frame: the evidence behind a Face (crop_uri is the face crop image)."),
+    "FaceObs": ("obs_key", ("video_id", "clip_index", "frame_time_s", "bbox", "det_score", "quality", "crop_uri",
+                            "file_sha256"),
+                "One detected face in one frame: the evidence behind a Face (crop_uri is the face crop image; "
+                "file_sha256 names the shared photo it was found in)."),
+    "File": ("sha256", ("kind", "mime", "size", "name", "shared_at"),
+             "A file shared in a conversation (photo, document, chart, audio), keyed by the SHA-256 of its bytes; "
+             "surrogate memories (Memory.file_sha256) stand for it in search. file_text reads them."),
     "Utterance": ("utt_key", ("video_id", "clip_index", "start_s", "end_s", "text", "audio_uri"),
                   "One speech turn heard in a clip: the evidence behind a Voice (text is the transcript)."),
     "IdentityVote": ("vote_id", ("a", "b", "verdict", "note", "source", "created_at", "undone_at"),
@@ -68,6 +73,9 @@ RELATIONSHIPS: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
     ("Utterance", "OF", "Voice", (), "the utterance is evidence for this voice"),
     ("FaceObs|Utterance", "IN_CLIP", "Clip", (), "observed in this clip"),
     ("Speaker", "SPEAKS_IN", "Clip", ("turns",), "the speaker talks in this session"),
+    ("Clip", "HAS_FILE", "File", ("turn_id", "name", "kind", "shared_at"), "a turn of this session shared the file"),
+    ("Memory", "SHARED", "File", ("turn_id", "name"), "the sharing turn's memory"),
+    ("Memory", "DESCRIBES", "File", (), "a surrogate memory: text standing for the file in search"),
     ("IdentityVote", "ABOUT", "Face|Voice|Speaker", (), "an entity the manual vote is about"),
     ("Memory", "ABOUT", "Thing", (), "the subject the fact is about"),
     ("Memory", "NAMES", "Thing", (), "the value the fact states (the next hop of a multi-hop question)"),

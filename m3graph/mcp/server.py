@@ -23,6 +23,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field, SecretStr, ValidationError
 
 from m3graph.errors import M3GraphError
+from m3graph.graphdb.files import MAX_SURROGATES
 from m3graph.mcp.security import StaticTokenVerifier, auth_settings
 from m3graph.mcp.service import McpService
 from m3graph.service import requests as rq
@@ -57,8 +58,8 @@ memories (lasting facts). People appear as <character_K> tags: K is a stable cha
 character(char_id=K) and inside search queries to scope them to that person.
 Start with list_videos, then search_memory for evidence or ask for a full answer with its trace; use \
 fetch_clip to read a clip and its neighbours, character to learn who someone is, video_timeline for a \
-source's clips, fetch_media to see a face crop or hear a voice snippet, graph_schema and read_cypher for anything \
-else (read-only Cypher)."""
+source's clips, fetch_media to see a face crop or hear a voice snippet, file_text for the text of a file a \
+memory cites, graph_schema and read_cypher for anything else (read-only Cypher)."""
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
@@ -234,6 +235,23 @@ def _read_tools(server: MCPServer, svc: McpService) -> None:
         can read the evidence yourself."""
         with _errors("ask"):
             return svc.ask(AskRequest(question=question, videos=videos, before_clip=before_clip))
+
+    @_tool(server, READ)
+    def file_text(
+        sha256: Annotated[str, Field(pattern="^[0-9a-fA-F]{64}$",
+                                     description="The file's key: the sha256 of a memory's files entry.")],
+        limit: Annotated[int, Field(ge=1, le=MAX_SURROGATES, description="At most this many surrogate memories "
+                                                                        "(default all, up to 200).")]
+        = MAX_SURROGATES,
+    ) -> dict[str, Any]:
+        """Read a file shared in a conversation (a photo, PDF, spreadsheet, chart) as the text that stands for
+        it: its name, kind, type, size, where and when it was shared, and every surrogate memory describing it
+        in order (PDF pages and sections, table rows with column ranges, chart labels, a photo's size, colours,
+        text read in it and the people in it as <character_K>). Use it when a search hit cites a file (its
+        memories carry files: [{sha256, name, kind, shared_at}]) and the hit alone does not answer. It never
+        returns the file's bytes."""
+        with _errors("file_text"):
+            return svc.file_text(sha256, limit)
 
     @_tool(server, READ)
     def graph_schema() -> dict[str, Any]:

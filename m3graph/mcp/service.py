@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from m3graph.errors import InvalidInputError, NotFoundError
+from m3graph.graphdb.files import MAX_SURROGATES, file_surrogates, is_sha256
 from m3graph.graphdb.guarded import run_guarded
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import check_video_id
@@ -72,6 +73,24 @@ class McpService(MemoryService):
         if size > MAX_MEDIA_BYTES:
             raise InvalidInputError(f"{key}: {size} bytes, over the {MAX_MEDIA_BYTES}-byte limit for one answer")
         return store.get_bytes(key), kind
+
+    def file_text(self, sha256: str, limit: int = MAX_SURROGATES) -> dict[str, Any]:
+        """A shared file's reference, where it was shared, and its surrogate text (every memory that DESCRIBES
+        it, in order, at most `limit`), people as <character_K>. Only files the graph holds, by their key: an
+        agent never reads bytes or a path through this server."""
+        sha = sha256.strip().lower()
+        if not is_sha256(sha):
+            raise InvalidInputError(f"{sha256[:80]!r} is not a file key (64 hexadecimal digits, from a memory's "
+                                    "files)")
+        row = file_surrogates(self.graph.ex, sha, limit)
+        if row is None:
+            raise NotFoundError(f"no shared file {sha} in the graph")
+        texts = self._render_texts([m["text"] for m in row["memories"]])
+        memories = [{"memory_id": m["memory_id"], "video": m["video"], "text": t}
+                    for m, t in zip(row["memories"], texts, strict=True)]
+        return plain({"file": {k: row[k] for k in ("sha256", "name", "kind", "mime", "size", "shared_at")},
+                      "shares": row["shares"], "surrogates": memories, "total_surrogates": row["total"],
+                      "truncated": row["total"] > len(memories)})
 
     # -- writes --------------------------------------------------------------------------------------------
     def _local_file(self, raw: str, directory: bool = False) -> Path:

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from m3graph.errors import InvalidInputError, NotFoundError
 from m3graph.fact_versions import thing_key
 from m3graph.graphdb import facts
+from m3graph.graphdb.files import memory_files
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import is_equivalence, parse_tags, render_characters
 from m3graph.graphdb.types import ClipResult, RenderedMemory
@@ -115,11 +116,15 @@ class MemoryService:
         return [render_characters(t or "", mapping) for t in texts]
 
     @staticmethod
-    def clip_dict(result: ClipResult, with_scores: bool = True) -> dict[str, Any]:
-        """A clip as the tools show it: no `Equivalence:` lines, scores rounded to 4 places."""
+    def clip_dict(result: ClipResult, with_scores: bool = True,
+                  files: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+        """A clip as the tools show it: no `Equivalence:` lines, scores rounded to 4 places; a memory that cites
+        a shared file carries its reference (`files`: memory id -> [{sha256, name, kind, shared_at}])."""
+        files = files or {}
         memories = [{"kind": m.kind, "text": m.text, **({"score": round(m.score, 4)} if with_scores and m.score
                                                           is not None else {}),
-                     **({"superseded": m.superseded} if m.current is False and m.superseded else {})}
+                     **({"superseded": m.superseded} if m.current is False and m.superseded else {}),
+                     **({"files": files[m.memory_id]} if m.memory_id in files else {})}
                     for m in result.memories if not is_equivalence(m.raw_text)]
         out: dict[str, Any] = {"video": result.video_id, "clip": result.clip_index, "start_s": result.start_s,
                                "end_s": result.end_s, "started_at": result.started_at, "memories": memories}
@@ -129,6 +134,10 @@ class MemoryService:
             out["relevance"] = round(result.rank, 4)  # what the search ordered by (highest first)
         return out
 
+    def cited_files(self, results: Sequence[ClipResult]) -> dict[str, list[dict[str, Any]]]:
+        """The shared files the results' memories cite (one read for all of them)."""
+        return memory_files(self.graph.ex, [m.memory_id for r in results for m in r.memories])
+
     # -- search --------------------------------------------------------------------------------------------
     def search_results(self, request: SearchRequest) -> list[ClipResult]:
         """The search every front end runs (`m3graph.service.search.run_search`), as ClipResults."""
@@ -136,7 +145,9 @@ class MemoryService:
 
     def search(self, request: SearchRequest) -> dict[str, Any]:
         """search_clip / search_node (hybrid, floored), scoped by `<character_K>` tags and `characters`."""
-        clips = [c for c in (self.clip_dict(r) for r in self.search_results(request)) if c["memories"]]
+        results = self.search_results(request)
+        files = self.cited_files(results)
+        clips = [c for c in (self.clip_dict(r, files=files) for r in results) if c["memories"]]
         return plain({"query": request.query, "mode": request.mode,
                       "videos": list(request.videos) if request.videos else None,
                       "before_clip": request.before_clip, "characters": scoped_characters(request), "clips": clips})
@@ -164,11 +175,12 @@ class MemoryService:
         video, clip = request.video, request.clip
         header = reads.clip(self.graph, video, clip)
         found = self.graph.search.fetch_clip(video, clip, before=request.before, after=request.after)
+        files = self.cited_files(found)
         return plain({
             "video": video, "clip": clip, "state": header["state"], "reason": header["reason"], "uri": header["uri"],
             "faces": [{"face": f, "character": c} for f, c in header["faces"]],
             "voices": [{"voice": v, "character": c} for v, c in header["voices"]],
-            "clips": [self.clip_dict(r, with_scores=False) for r in found],
+            "clips": [self.clip_dict(r, with_scores=False, files=files) for r in found],
         })
 
     def character(self, request: CharacterRequest) -> dict[str, Any]:

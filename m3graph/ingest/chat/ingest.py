@@ -347,4 +347,6 @@ def _file_links(p: _Planned) -> FileLinks:
         for f in p.files:
             if f.turn_id in m.source_ids:
                 shares.append({"memory_id": mid, "sha256": f.sha256, "name": f.name, "turn_id": f.turn_id})
-    return FileLinks([f.row() for f in p.files], cites, shares)
+    faces = [{"uri": o.crop_uri, "sha256": f.sha256} for f in p.files for c in f.faces for o in c.observations
+             if o.crop_uri]
+    return FileLinks([f.row() for f in p.files], cites, shares, faces)
