@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from m3graph.errors import InvalidInputError, NotFoundError
 from m3graph.graphdb.executor import Executor, Tx
 from m3graph.settings import Settings
+from m3graph.storage import fetch, media_store
 
 log = logging.getLogger(__name__)
 FILES_ROOT = "files"  # under data_dir (`ingest.chat.attachments.FILES_DIR`)
@@ -69,6 +71,10 @@ def remove_stored(settings: Settings, stored: Iterable[str]) -> int:
             pass
         except OSError as exc:
             log.warning("could not remove the stored file %s: %s", path, exc)
+    store = media_store(settings)
+    if not store.is_local:  # the object store's copies go too (the local ones above were scratch copies)
+        keys = [rel for rel in stored if (settings.data_dir / rel).resolve().is_relative_to(root)]
+        removed = max(removed, store.delete_keys(keys))
     return removed
 
 
@@ -117,6 +123,11 @@ def held_copy(ex: Executor, settings: Settings, sha256: str) -> tuple[Path, str,
         return None
     root = (settings.data_dir / FILES_ROOT).resolve()
     path = (settings.data_dir / rows[0]["stored"]).resolve()
-    if not path.is_relative_to(root) or not path.is_file():
+    if not path.is_relative_to(root):
         return None
+    if not path.is_file():  # with an object store, another host may have stored it: fetched to scratch
+        try:
+            path = fetch(settings, str(rows[0]["stored"]))
+        except (NotFoundError, InvalidInputError):
+            return None
     return path, str(rows[0]["mime"] or "application/octet-stream"), str(rows[0]["name"] or sha256)

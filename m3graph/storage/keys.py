@@ -17,7 +17,7 @@ from m3graph.errors import InvalidInputError
 
 MAX_KEY = 900  # S3 allows 1024 bytes; room for a prefix
 _PART = re.compile(r"[A-Za-z0-9._@+=,#:-][A-Za-z0-9 ._@+=,#:-]*")
-TOPS = ("videos", "imports")  # the only top-level folders media lives in
+TOPS = ("videos", "imports", "files")  # the only top-level folders media lives in (files: shared chat files)
 
 
 def is_key(value: str) -> bool:

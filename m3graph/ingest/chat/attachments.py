@@ -32,10 +32,12 @@ from pathlib import Path
 
 from m3graph.graphdb.tags import safe_text
 from m3graph.ingest.chat.model import FileRef, Turn
+from m3graph.ingest.clip_media import keyed_faces, publish_folder
 from m3graph.observations import FaceCluster
 from m3graph.perception import documents, still_image
 from m3graph.perception.file_types import FileRejected, FileType, sniff
 from m3graph.settings import Settings
+from m3graph.storage import publish
 
 log = logging.getLogger(__name__)
 FILES_DIR = "files"
@@ -113,7 +115,8 @@ def store(settings: Settings, source: Path, sha256: str, ext: str,
     """The content-addressed copy and its surrogate texts. The copy is written aside, checked against `sha256`
     and described there; only a file that describes without error is renamed into place, so a refused file
     leaves no copy behind. Bytes already stored are described from the stored copy."""
-    target = settings.data_dir / stored_path(settings, sha256, ext)
+    key = stored_path(settings, sha256, ext)
+    target = settings.data_dir / key
     if target.is_file():
         return describe(target)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -124,6 +127,7 @@ def store(settings: Settings, source: Path, sha256: str, ext: str,
             raise FileRejected("the file changed while it was copied")
         texts = describe(tmp)
         os.replace(tmp, target)
+        publish(settings, key)  # an object store gets the copy too; this host keeps it as its scratch copy
     finally:
         tmp.unlink(missing_ok=True)
     return texts
@@ -148,10 +152,14 @@ def photo_faces(path: Path, settings: Settings, crop_dir: Path | None, start_s: 
     one_frame = settings.model_copy(update={"perception": settings.perception.model_copy(
         update={"face_min_cluster_frames": 1})})
     try:
-        return perceive_faces([(0.0, rgb)], one_frame, crop_dir, start_s)
+        found = perceive_faces([(0.0, rgb)], one_frame, crop_dir, start_s)
     except Exception as exc:  # a model that cannot load must not refuse the photo
         log.warning("%s: face detection failed (%s); the photo is kept without faces", path.name, exc)
         return []
+    # As for video: the graph names crops by storage key, and an object store gets them (m3graph.storage).
+    found = keyed_faces(settings, found)
+    publish_folder(settings, (o.crop_uri for c in found for o in c.observations), crop_dir)
+    return found
 
 
 def surrogate_texts(path: Path, ftype: FileType, kind: str, name: str, speaker: str,
