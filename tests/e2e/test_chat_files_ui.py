@@ -24,7 +24,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
@@ -239,8 +238,10 @@ def test_the_explorer_shows_a_session_with_files_in_chromium(server: str, world:
             browser.close()
 
 
-def _crop_path(uri: str) -> Path:
-    return Path(unquote(urlsplit(uri).path))
+def _crop_path(world: MemoryGraph, key: str) -> Path:
+    """A crop's file: the graph names it by storage key (m3graph.storage), a path under the data directory."""
+    assert not key.startswith(("/", "file:")), key
+    return world.settings.data_dir / key
 
 
 def test_deleting_a_character_keeps_the_photo_but_not_their_face(server: str, world: MemoryGraph) -> None:
@@ -248,7 +249,7 @@ def test_deleting_a_character_keeps_the_photo_but_not_their_face(server: str, wo
     bruno, anna = _file(world, "bruno.jpg"), _file(world, "anna.jpg")
     (face,) = _faces_of(world, bruno["sha"])
     (kept,) = _faces_of(world, anna["sha"])
-    crop = _crop_path(face["crop"])
+    crop = _crop_path(world, face["crop"])
     assert crop.is_file() and f"<face_{face['face']}>" in _surrogate(world, bruno["sha"])
 
     summary = world.delete_character(face["char"])
@@ -263,6 +264,6 @@ def test_deleting_a_character_keeps_the_photo_but_not_their_face(server: str, wo
         {"id": r["id"]} for r in rows(world, "MATCH (s:Speaker) RETURN s.entity_id AS id")]  # only Ann remains
     assert (world.settings.data_dir / bruno["stored"]).is_file()  # the session still holds the photo
     assert _get(server, f"/file/{bruno['sha']}").status_code == 200
-    assert _faces_of(world, anna["sha"]) == [kept] and _crop_path(kept["crop"]).is_file()
+    assert _faces_of(world, anna["sha"]) == [kept] and _crop_path(world, kept["crop"]).is_file()
     page = _get(server, f"/clip/{SOURCE}/0").text
     assert f'data-face="{face["face"]}"' not in page and f'data-face="{kept["face"]}"' in page
