@@ -86,6 +86,17 @@ def text_model_setting(name: str) -> str:
     return PACKAGED_TEXT_MODEL if name == PACKAGED_TEXT_MODEL_NAME else name
 
 
+def setup_dir(path: Path) -> Path:
+    """Where scripts/setup.sh put a model folder. Setup runs at the checkout's root and writes relative folders
+    (.m3graph/...); a process started elsewhere (an MCP server an agent host launches from its own working
+    directory) would not find them, so a relative folder missing here is taken from the checkout that holds this
+    package when it is there. Anything else is returned unchanged (and refused later with setup's name)."""
+    if path.is_absolute() or path.exists():
+        return path
+    checkout = Path(__file__).resolve().parent.parent / path
+    return checkout if checkout.exists() else path
+
+
 class CharacterMode(StrEnum):
     """How face/voice entities are grouped into characters."""
 
@@ -259,11 +270,17 @@ class TextModelConfig(BaseModel):
     model: str = BGE_TEXT_MODEL
     batch_size: int = Field(64, ge=1)
     device: str = "cpu"
-    models_dir: Path = TEXT_MODELS_DIR  # where setup puts the ONNX text models' files (one folder per model)
+    # Where setup puts the ONNX text models' files (one folder per model); a relative one: see setup_dir.
+    models_dir: Path = Field(TEXT_MODELS_DIR, validate_default=True)
     threads: int = Field(1, ge=1, le=64)  # ONNX models: intra-op threads (1: many requests share few cores)
     # bge: search queries (never stored memories) take the model card's instruction prefix for short queries. Off:
     # on the dev questions (whole sentences) hybrid search found more evidence without it (docs/evaluation.md).
     query_instruction: bool = False
+
+    @field_validator("models_dir")
+    @classmethod
+    def _setup_folder(cls, value: Path) -> Path:
+        return setup_dir(value)
 
     @property
     def name(self) -> str:
@@ -299,7 +316,12 @@ class PerceptionConfig(BaseModel):
     # "campplus" (3D-Speaker CAM++, 192-d, the default since issue 20: files in campplus_dir, fetched by setup) or
     # "resemblyzer" (256-d GE2E, the earlier default; a graph built with it needs `m3graph reembed --kind voice`).
     speaker_embedder: str = "campplus"
-    campplus_dir: Path = CAMPPLUS_DIR
+    campplus_dir: Path = Field(CAMPPLUS_DIR, validate_default=True)
+
+    @field_validator("campplus_dir")
+    @classmethod
+    def _setup_folder(cls, value: Path) -> Path:
+        return setup_dir(value)
     # Not set: VOICE_CLUSTER_THRESHOLDS[speaker_embedder] (CAM++ 0.40, Resemblyzer 0.80; docs/evaluation.md).
     voice_cluster_threshold: float = Field(0.40, ge=-1, le=1)
     # "pooled": VAD spans joined over pauses < voice_turn_gap_s, turns embedded as the mean of their 1.6-s windows,
@@ -404,7 +426,8 @@ class LLMConfig(BaseModel):
     # the same median latency on this CPU (short prompts; docs/evaluation.md "Question answering").
     control: LLMEndpoint = LLMEndpoint(model="qwen2.5-coder-1.5b", max_tokens=384)
     judge: LLMEndpoint = LLMEndpoint(max_tokens=8)
-    models_dir: Path = Path(".m3graph/models")  # assembled GGUF files
+    models_dir: Path = Field(Path(".m3graph/models"), validate_default=True)  # assembled GGUF files (setup_dir)
+
     memorize_keep_perception: bool = True  # keep the perception memorizer's lines beside the model's
     # When memorizing a clip fails (model down, timing out, no usable output): "perception" writes the
     # perception memorizer's lines to a clip that has no memories yet; "keep" writes nothing. Either way a
@@ -414,6 +437,11 @@ class LLMConfig(BaseModel):
     control_prefetch: bool = True  # tools mode: round 1 searches with the question itself (no model call)
     # tools mode: memory lines shown per round (new ones only, best first); bounds CPU prefill per round
     control_evidence_lines: int = Field(12, ge=1)
+
+    @field_validator("models_dir")
+    @classmethod
+    def _setup_folder(cls, value: Path) -> Path:
+        return setup_dir(value)
 
 
 class StorageConfig(BaseModel):
