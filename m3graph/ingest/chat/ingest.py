@@ -273,10 +273,10 @@ def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEm
                 faces += [c.model_copy(update={"label": k}) for k, c in zip(labels, f.faces, strict=True)]
                 mems = mems + [SessionMemory("episodic", text, (f.turn_id,), file_sha256=f.sha256,
                                              face_labels=labels) for text in f.surrogates]
-                name = introduced_name(said.get(f.turn_id, ""), conv.speakers) if len(labels) == 1 else None
-                if name is not None:  # the one face of the photo, named by its turn: a name fact about the face
-                    mems.append(SessionMemory("semantic", f"The person in the photo {f.name} is called {name}.",
-                                              (f.turn_id,), face_labels=labels, face_name=name))
+                who = introduced_name(said.get(f.turn_id, ""), conv.speakers) if len(labels) == 1 else None
+                if who is not None:  # the one face of the photo, named by its turn: a name fact about the face
+                    mems.append(SessionMemory("semantic", f"The person in the photo {f.name} is called {who}.",
+                                              (f.turn_id,), face_labels=labels, face_name=who))
         plans.append(_Planned(session, clip, mems, np.zeros((0, 0), dtype=np.float32), spans, shared, faces))
     texts = [m.text for p in plans for m in p.memories]
     vectors = embedder.embed(texts)
