@@ -83,6 +83,12 @@ def test_a_face_named_in_the_chat_names_its_later_photos(graph: MemoryGraph, emb
 
     assert f"faces: <face_{face}> (Lena)" in _surrogate(g, "lena.png")  # named in its own turn
     assert f"faces: <face_{face}> (Lena)" in _surrogate(g, "lena2.png")  # the same face, a week later, unnamed
+    turn = rows(g, "MATCH (m:Memory)-[:SHARED]->(:File)<-[h:HAS_FILE]-(:Clip) WHERE h.name = 'lena2.png' "
+                   "RETURN m.text AS text")[0]["text"]  # the sharing turn says who its photo shows
+    assert turn.endswith(f"[shares a file: lena2.png] [in the photo: <face_{face}> (Lena)]"), turn
+    marco_turn = rows(g, "MATCH (m:Memory)-[:SHARED]->(:File)<-[h:HAS_FILE]-(:Clip) WHERE h.name = 'marco.png' "
+                         "RETURN m.text AS text")[0]["text"]
+    assert "[in the photo" not in marco_turn
     for unnamed in ("marco.png", "pair.png"):
         text = _surrogate(g, unnamed)
         assert "faces: <face_" in text and "(" not in text.split("faces:")[1], text

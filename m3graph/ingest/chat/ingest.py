@@ -319,6 +319,11 @@ def _write_session(graph: MemoryGraph, conv: Conversation, p: _Planned) -> int |
     span_of = {t.turn_id: s for t, s in zip(p.session.turns, p.spans, strict=True)}
 
     named = {k: m.face_name for m in p.memories if m.face_name for k in m.face_labels}  # label -> name said here
+    photo_faces: dict[str, list[int]] = {}  # turn id -> the face labels of the photos it shared
+    for m in p.memories:
+        if m.file_sha256 is not None and m.face_labels and m.face_name is None:
+            photo_faces.setdefault(m.source_ids[0], []).extend(k for k in m.face_labels
+                                                               if k not in photo_faces.get(m.source_ids[0], []))
 
     def render(ids: Mapping[str, int], faces: Mapping[int, int], known: Mapping[int, str]) -> list[MemoryIn]:
         # The only entities this session's memories may name: its speakers and the faces of its shared photos.
@@ -336,6 +341,11 @@ def _write_session(graph: MemoryGraph, conv: Conversation, p: _Planned) -> int |
                     for k in m.face_labels if k in faces]
             if m.face_name is not None and tags:  # a name fact: its slot is the face's name (facts/character_names)
                 text, tags = f"<face_{faces[m.face_labels[0]]}>'s name is {m.face_name}.", []
+            if m.turn is not None:  # the sharing turn says who its photo shows, where a name is known
+                shown = [f"<face_{faces[k]}> ({who})" for k in photo_faces.get(m.turn.turn_id, ())
+                         if k in faces and (who := named.get(k) or known.get(faces[k]))]
+                if shown:
+                    text = f"{text} [in the photo: {', '.join(shown)}]"
             if tags:
                 text = f"{text}; faces: {', '.join(tags)}"
             text = safe_text(text, resolved)  # the last gate: nothing reaches MENTIONS that this step did not resolve
