@@ -203,3 +203,16 @@ def _region_text(settings: Settings, f: dict[str, Any], box_text: str) -> str:
         return f"the region of {f['name']} could not be read ({exc})"
     return f'text in {f["name"]} region {x0},{y0},{x1},{y1}: "{text}"' if text else \
         f"no text was read in that region of {f['name']}"
+
+
+_CALL = re.compile(r"^\s*(list_files|look_at_file)\s*[:(]\s*(.*?)\s*\)?\s*$", re.IGNORECASE | re.DOTALL)
+READER_HINT = ("To see the files shared in the conversation, set next_query to 'list_files: pdf before 2024-05-10' "
+               "(types: pdf, photo, chart, spreadsheet, document; first/last; after/before/on a date); to read one "
+               "file closer, 'look_at_file: NAME', 'look_at_file: NAME page 2' or 'look_at_file: NAME faces'.")
+
+
+def file_tool_call(query: str) -> tuple[str, str] | None:
+    """(tool, argument) when a reader's next query asks for a file tool (``list_files: pdf``,
+    ``look_at_file(IMG_1.jpg faces)``), else None: the query is an ordinary search."""
+    m = _CALL.match(query or "")
+    return (m.group(1).lower(), m.group(2)) if m else None

@@ -40,3 +40,4 @@ def test_table_and_svg_surrogates_state_peaks(tmp_path: Path) -> None:
     found = [p.text for p in passages(svg, "svg", cfg)]
     assert found[0] == "chart values: Rain (mm) peaks in February (90), lowest in January (40); 3 values, total 190"
     assert found[1].startswith("chart labels: Rain (mm)")
+
