@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from m3graph.graphdb.characters import refresh_characters
 from m3graph.graphdb.clip_state import ClipState, set_state_tx
 from m3graph.graphdb.executor import Executor, Tx
+from m3graph.graphdb.facts import face_names
 from m3graph.graphdb.files import FileLinks
 from m3graph.graphdb.identity import resolve
 from m3graph.graphdb.memories import write_clip_memories
@@ -21,8 +22,8 @@ from m3graph.graphdb.types import ClipInfo, MemoryIn, clip_key
 from m3graph.observations import FaceCluster
 from m3graph.settings import Settings
 
-# (speaker name -> entity id, photo face label -> entity id) -> the session's memories
-RenderMemories = Callable[[Mapping[str, int], Mapping[int, int]], list[MemoryIn]]
+# (speaker name -> entity id, photo face label -> entity id, face entity id -> its known name) -> the memories
+RenderMemories = Callable[[Mapping[str, int], Mapping[int, int], Mapping[int, str]], list[MemoryIn]]
 
 
 def write_session(ex: Executor, settings: Settings, source_id: str, session_key: str, clip: ClipInfo,
@@ -48,15 +49,17 @@ def write_session(ex: Executor, settings: Settings, source_id: str, session_key:
         ids = {n: by_key[speaker_keys[n]] for n in names}
         tx.run("graph/upsert_clip", clips=[clip.upsert_params(source_id)])
         face_ids: dict[int, int] = {}
+        known: dict[int, str] = {}
         if faces:
             resolved, _ = resolve(tx, settings, "face", source_id, clip.clip_index, faces)
             face_ids = {r.label: r.entity_id for r in resolved}
+            known = face_names(tx, face_ids.values())  # a face seen before keeps the name a fact gave it
         tx.run("chat/write_session", clip_key=clip_key(source_id, clip.clip_index), session_key=session_key,
                turns=n_turns,
                speakers=[{"key": speaker_keys[n], "source": speaker_keys[n].split("|", 1)[0],
                           "name": speaker_keys[n].split("|", 1)[1], "as_name": n, "entity_id": ids[n],
                           "turns": turns_by_speaker.get(n, 0)} for n in names])
-        write_clip_memories(tx, settings, source_id, clip.clip_index, render(ids, face_ids))
+        write_clip_memories(tx, settings, source_id, clip.clip_index, render(ids, face_ids, known))
         if files is not None:  # the files the session shares, linked to its memories (graphdb/files.py)
             files.write(tx, clip_key(source_id, clip.clip_index))
         set_state_tx(tx, source_id, clip.clip_index, ClipState.MEMORIZED)

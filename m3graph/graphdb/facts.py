@@ -11,7 +11,7 @@ and recomputed in one transaction like every other write. `history` and `facts_a
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -88,3 +88,17 @@ def character_names(ex: Executor, char_ids: Sequence[int]) -> dict[int, str]:
     out (callers show `character_K`). A rename is a newer name fact, so the old name stays in `history`."""
     rows = ex.read("facts/character_names", char_ids=sorted(set(char_ids)))
     return {r["char_id"]: r["fact_name"] or r["speaker_name"] for r in rows if r["fact_name"] or r["speaker_name"]}
+
+
+def face_names(tx: Tx, entity_ids: Iterable[int]) -> dict[int, str]:
+    """Face entity id -> the display name of its character (`character_names`' rule), inside a write
+    transaction: a photo's surrogate names the faces the graph already knows ("faces: <face_3> (Lena)")."""
+    ids = sorted(set(entity_ids))
+    if not ids:
+        return {}
+    chars = {r["entity_id"]: r["char_id"] for r in tx.run("graph/characters_of", ids=ids)}
+    if not chars:
+        return {}
+    rows = tx.run("facts/character_names", char_ids=sorted(set(chars.values())))
+    names = {r["char_id"]: r["fact_name"] or r["speaker_name"] for r in rows if r["fact_name"] or r["speaker_name"]}
+    return {e: names[c] for e, c in chars.items() if c in names}

@@ -117,15 +117,55 @@ def table_passages(rows: Iterable[list[object]], section: str | None, cfg: Files
                 numbers.setdefault(i, []).append((value, label))
     out = [Passage("; ".join(lines[i:i + cfg.rows_per_passage]), section=section)
            for i in range(0, len(lines), cfg.rows_per_passage)]
-    summary = []
-    for i, values in sorted(numbers.items()):
-        if len(values) >= 2 and i < len(header):
-            lo, hi = min(values), max(values)
-            summary.append(f"{header[i]}: {len(values)} values from {lo[0]:g} ({header[0]}={lo[1]}) to {hi[0]:g} "
-                           f"({header[0]}={hi[1]}), highest at {header[0]}={hi[1]}")
+    summary = [series_summary(header[i], values) for i, values in sorted(numbers.items())
+               if len(values) >= 2 and i < len(header)]
     if summary:
         out.insert(0, Passage("columns " + ", ".join(header) + ". " + "; ".join(summary), section=section))
     return out
+
+
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December")
+_MONTH_OF = {m[:3].lower(): m for m in MONTHS} | {"sept": "September"}
+
+
+def label_name(label: str) -> str:
+    """A point's label as a reader names it: an abbreviated month is written out ("Jan" -> "January"), since the
+    question says "January" and a small reader does not expand it; any other label is kept as it is."""
+    key = label.strip().rstrip(".").lower()
+    full = _MONTH_OF.get(key)
+    return full if full is not None and key != full.lower() else label
+
+
+def series_summary(name: str, points: list[tuple[float, str]]) -> str:
+    """One numeric series in words a reader needs without arithmetic: where it peaks and where it is lowest, with
+    their labels and values, and its total, e.g. ``km peaks in May (61), lowest in January (12); 7 values, total
+    300``. Ties name every label (a chart question asking "which month" must not get one of two at random)."""
+    hi_value = max(v for v, _ in points)
+    lo_value = min(v for v, _ in points)
+    highs = " and ".join(label_name(lab) for v, lab in points if v == hi_value)
+    lows = " and ".join(label_name(lab) for v, lab in points if v == lo_value)
+    total = sum(v for v, _ in points)
+    return (f"{name} peaks in {highs} ({hi_value:g}), lowest in {lows} ({lo_value:g}); "
+            f"{len(points)} values, total {total:g}")
+
+
+def paired_series(lines: list[str]) -> tuple[str, list[tuple[float, str]]] | None:
+    """A chart's printed values from text read off it (OCR lines): the first pair of adjacent lines where one is
+    only labels and the other only numbers, as many of each (a value row under a label row, as spreadsheet
+    charts draw a data table), with the nearest line above them that is neither as the series' name. None when
+    no such pair is found (then the numbers could not be read)."""
+    rows = [line.split() for line in lines]
+    for i in range(len(rows) - 1):
+        a, b = rows[i], rows[i + 1]
+        if len(a) < 2 or len(a) != len(b):
+            continue
+        for labels, values in ((a, b), (b, a)):
+            numbers = [_number(v) for v in values]
+            if all(n is not None for n in numbers) and all(_number(x) is None for x in labels):
+                title = next((lines[j].strip() for j in range(i - 1, -1, -1) if lines[j].strip()), "values")
+                return title, [(float(n), lab) for n, lab in zip(numbers, labels, strict=True) if n is not None]
+    return None
 
 
 def pdf_passages(path: Path, cfg: FilesConfig) -> list[Passage]:
@@ -252,11 +292,34 @@ def svg_passages(path: Path, cfg: FilesConfig) -> list[Passage]:
     except ET.ParseError as exc:
         raise FileRejected(f"an SVG that is not well-formed XML ({exc})") from None
     words = []
+    columns: dict[str, list[str]] = {}  # x position -> the texts drawn there (a bar's label and its value)
     for el in root.iter():
         tag = el.tag.rsplit("}", 1)[-1]
         if tag in ("title", "desc", "text", "tspan") and el.text and el.text.strip():
             words.append(" ".join(el.text.split()))
-    return [Passage(c) for c in chunks("chart labels: " + " | ".join(words), cfg.passage_chars)] if words else []
+            if tag == "text" and el.get("x"):
+                columns.setdefault(el.get("x", "").strip(), []).append(words[-1])
+    if not words:
+        return []
+    out = [Passage(c) for c in chunks("chart labels: " + " | ".join(words), cfg.passage_chars)]
+    points = _svg_points(columns)
+    if points:
+        paired = {lab for _, lab in points}
+        title = next((w for w in words if w not in paired and _number(w) is None), "values")
+        out.insert(0, Passage("chart values: " + series_summary(title, points)))
+    return out
+
+
+def _svg_points(columns: dict[str, list[str]]) -> list[tuple[float, str]]:
+    """(value, label) for every x position that holds exactly one label and one number (a bar with its value
+    printed over it and its label under it); fewer than two such positions is no series."""
+    points = []
+    for texts in columns.values():
+        numbers = [n for t in texts if (n := _number(t)) is not None]
+        labels = [t for t in texts if _number(t) is None]
+        if len(texts) == 2 and len(numbers) == 1 and len(labels) == 1:
+            points.append((numbers[0], labels[0]))
+    return points if len(points) >= 2 else []
 
 
 def passages(path: Path, parser: str, cfg: FilesConfig) -> list[Passage]:

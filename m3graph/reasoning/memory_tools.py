@@ -27,11 +27,12 @@ from m3graph.errors import InvalidInputError
 from m3graph.graphdb.search import MemorySearch
 from m3graph.graphdb.tags import is_equivalence
 from m3graph.graphdb.types import ClipResult, RenderedMemory, clip_key
+from m3graph.reasoning import file_tools
 from m3graph.service.requests import SearchRequest
 from m3graph.service.search import characters_in, run_search
 from m3graph.settings import Settings
 
-ToolName = Literal["search_clip", "search_node", "fetch_clip"]
+ToolName = Literal["search_clip", "search_node", "fetch_clip", "list_files", "look_at_file"]
 _CLIP_REF = re.compile(r"^\s*(?:(?P<video>[A-Za-z0-9][A-Za-z0-9._:\-]*)/)?CLIP_(?P<clip>\d+)\s*$", re.IGNORECASE)
 _IDENTITY = re.compile(
     r"\bcharacter[\s_-]*(?:id|ids|number|tag|label)\b"  # "character id of Lily", "Character-ID"
@@ -88,6 +89,7 @@ class MemoryTools:
         self.since, self.until = since, until  # an optional window on the clips' absolute start time
         self.embedder = embedder
         self.cfg = settings.search
+        self.settings = settings
         self.videos = list(videos) if videos else None
         self.before_clip = before_clip
         self.shown: list[str] = []
@@ -169,6 +171,25 @@ class MemoryTools:
         self.shown += [k for k in keys if k not in self.shown]
         return ToolResult("fetch_clip", ref, knowledge, keys)
 
+    # -- files shared in the conversation (m3graph.reasoning.file_tools) ---------------------------------
+    def _file_result(self, tool: ToolName, argument: str, look: file_tools.FileLook) -> ToolResult:
+        """A file tool's lines as search results are shown: grouped by the clip (session) that shared the file."""
+        knowledge: dict[str, list[str]] = {}
+        for (video, clip), lines in sorted(look.knowledge.items()):
+            if lines:
+                knowledge.setdefault(self.label(video, clip), []).extend(lines)
+        return ToolResult(tool, argument, knowledge, [clip_key(v, c) for v, c in look.knowledge], look.note)
+
+    def list_files(self, argument: str) -> ToolResult:
+        """The conversation's shared files by kind/type, name and date ("pdf before 2024-05-03", "first photo")."""
+        look = file_tools.list_files(self.search.ex, argument, self.videos, self.before_clip)
+        return self._file_result("list_files", argument, look)
+
+    def look_at_file(self, argument: str) -> ToolResult:
+        """A closer look at one shared file: its full surrogate, a page, its faces (named), or a region's OCR."""
+        look = file_tools.look_at_file(self.search.ex, self.settings, argument, self.videos, self.before_clip)
+        return self._file_result("look_at_file", argument, look)
+
     def run(self, tool: str, argument: str) -> ToolResult:
         """Runs the named tool; an unknown name is refused (it used to fall back to search_clip silently)."""
         if tool == "search_clip":
@@ -177,7 +198,12 @@ class MemoryTools:
             return self.search_node(argument)
         if tool == "fetch_clip":
             return self.fetch_clip(argument)
-        raise InvalidInputError(f"unknown memory tool {tool!r}: use search_clip, search_node or fetch_clip")
+        if tool == "list_files":
+            return self.list_files(argument)
+        if tool == "look_at_file":
+            return self.look_at_file(argument)
+        raise InvalidInputError(f"unknown memory tool {tool!r}: use search_clip, search_node, fetch_clip, list_files "
+                                "or look_at_file")
 
     def m3_search(self, query: str) -> ToolResult:
         """The M3 contract's one search action, routed by what the query asks for."""

@@ -114,13 +114,14 @@ def test_files_become_nodes_copies_and_surrogates(fgraph: MemoryGraph, embedder:
     assert rows(fgraph, "MATCH (m:Memory {file_sha256: $sha})-[:MENTIONS]->(e) WHERE e.entity_id = 3 "
                         "RETURN count(*) AS n", sha=files["contract.pdf"]["sha"])[0]["n"] == 0
     csv_text = " ".join(s["text"] for s in _surrogates(fgraph, files["runs.csv"]["sha"]))
-    assert "row 2: month=April, km=55" in csv_text and "highest at month=April" in csv_text
+    assert "row 2: month=April, km=55" in csv_text and "km peaks in April (55), lowest in May (31)" in csv_text
     xlsx_text = " ".join(s["text"] for s in _surrogates(fgraph, files["Budget"]["sha"]))
     assert "sheet Runs" in xlsx_text and "item=hotel, eur=540" in xlsx_text
     docx_text = " ".join(s["text"] for s in _surrogates(fgraph, files["plan.docx"]["sha"]))
     assert "Trip plan" in docx_text and "day=Sat, city=Porto" in docx_text
     svg_text = _surrogates(fgraph, files["chart.svg"]["sha"])[0]["text"]
-    assert "Feb | 90" in svg_text
+    assert "Feb | 90" in " ".join(s["text"] for s in _surrogates(fgraph, files["chart.svg"]["sha"]))
+    assert "chart values: Kilometres run per month peaks in February (90), lowest in January (40)" in svg_text
     image = _surrogates(fgraph, files["anna.png"]["sha"])
     assert len(image) == 1 and "photo 160x120" in image[0]["text"] and "blue" in image[0]["text"]
     assert image[0]["source_ids"] == ["t4"]

@@ -173,6 +173,9 @@ def surrogate_texts(path: Path, ftype: FileType, kind: str, name: str, speaker: 
             parts.append(f"{faces} {'face' if faces == 1 else 'faces'}")
         if image.text:
             parts.append(f'text in image: "{image.text[:settings.files.passage_chars]}"')
+        values = image.values()
+        if values or kind == "chart":
+            parts.append(values or "chart values: the numbers could not be read")
         return [f"{_header(name, kind, '', speaker)} {'; '.join(parts)}"]
     if ftype.parser == "audio":
         return [f"{_header(name, kind, '', speaker)} an audio file ({ftype.mime}); not transcribed"]

@@ -50,6 +50,7 @@ from m3graph.graphdb.tags import safe_text
 from m3graph.graphdb.types import ClipInfo, MemoryIn, check_video_id, clip_key
 from m3graph.ingest.chat.attachments import FileProblem, SharedFile, share_all
 from m3graph.ingest.chat.model import Conversation, Session, Turn
+from m3graph.ingest.chat.photo_names import introduced_name
 from m3graph.observations import FaceCluster
 
 TURN_SECONDS = 10.0  # default of settings.chat.turn_seconds: a turn without cue times on the timeline
@@ -71,6 +72,7 @@ class SessionMemory:
     turn: Turn | None = None  # a raw turn: only its speaker is tagged, not names said inside it
     file_sha256: str | None = None  # a shared file's surrogate: the file it stands for (attachments.py)
     face_labels: tuple[int, ...] = ()  # a photo's faces (session-wide cluster labels), tagged once resolved
+    face_name: str | None = None  # the name the sharing turn gives the photo's one face (photo_names.py)
 
 
 def turn_memory(turn: Turn) -> SessionMemory:
@@ -265,11 +267,16 @@ def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEm
             crops = ClipFiles(graph.settings, conv.source_id, clip.clip_index).crops
             shared, problems = share_all(graph.settings, files_root, session.turns, session.started_at, crops, start)
             summary.files_refused += [str(FileProblem(p.turn_id, p.path, p.reason)) for p in problems]
+            said = {t.turn_id: t.text for t in session.turns}
             for f in shared:
                 labels = tuple(range(len(faces), len(faces) + len(f.faces)))
                 faces += [c.model_copy(update={"label": k}) for k, c in zip(labels, f.faces, strict=True)]
                 mems = mems + [SessionMemory("episodic", text, (f.turn_id,), file_sha256=f.sha256,
                                              face_labels=labels) for text in f.surrogates]
+                who = introduced_name(said.get(f.turn_id, ""), conv.speakers) if len(labels) == 1 else None
+                if who is not None:  # the one face of the photo, named by its turn: a name fact about the face
+                    mems.append(SessionMemory("semantic", f"The person in the photo {f.name} is called {who}.",
+                                              (f.turn_id,), face_labels=labels, face_name=who))
         plans.append(_Planned(session, clip, mems, np.zeros((0, 0), dtype=np.float32), spans, shared, faces))
     texts = [m.text for p in plans for m in p.memories]
     vectors = embedder.embed(texts)
@@ -311,8 +318,17 @@ def _write_session(graph: MemoryGraph, conv: Conversation, p: _Planned) -> int |
     turns_by = Counter(t.speaker for t in p.session.turns)
     span_of = {t.turn_id: s for t, s in zip(p.session.turns, p.spans, strict=True)}
 
-    def render(ids: Mapping[str, int], faces: Mapping[int, int]) -> list[MemoryIn]:
+    named = {k: m.face_name for m in p.memories if m.face_name for k in m.face_labels}  # label -> name said here
+    photo_faces: dict[str, list[int]] = {}  # turn id -> the face labels of the photos it shared
+    for m in p.memories:
+        if m.file_sha256 is not None and m.face_labels and m.face_name is None:
+            photo_faces.setdefault(m.source_ids[0], []).extend(k for k in m.face_labels
+                                                               if k not in photo_faces.get(m.source_ids[0], []))
+
+    def render(ids: Mapping[str, int], faces: Mapping[int, int], known: Mapping[int, str]) -> list[MemoryIn]:
         # The only entities this session's memories may name: its speakers and the faces of its shared photos.
+        # `known`: the names facts already give these faces (face entity id -> name); a name said in this
+        # session wins, so a photo's surrogate reads "faces: <face_3> (Lena)".
         resolved = {("speaker", i) for i in ids.values()} | {("face", i) for i in faces.values()}
         memories = []
         for m, vec in zip(p.memories, p.embeddings, strict=True):
@@ -321,7 +337,15 @@ def _write_session(graph: MemoryGraph, conv: Conversation, p: _Planned) -> int |
             end = max((b for _, b in spans), default=p.clip.end_s)
             text = (turn_line(m.turn, f" <speaker_{ids[m.turn.speaker]}>") if m.turn
                     else tag_speakers(safe_text(m.text), ids))
-            tags = [f"<face_{faces[k]}>" for k in m.face_labels if k in faces]
+            tags = [f"<face_{faces[k]}>" + (f" ({who})" if (who := named.get(k) or known.get(faces[k])) else "")
+                    for k in m.face_labels if k in faces]
+            if m.face_name is not None and tags:  # a name fact: its slot is the face's name (facts/character_names)
+                text, tags = f"<face_{faces[m.face_labels[0]]}>'s name is {m.face_name}.", []
+            if m.turn is not None:  # the sharing turn says who its photo shows, where a name is known
+                shown = [f"<face_{faces[k]}> ({who})" for k in photo_faces.get(m.turn.turn_id, ())
+                         if k in faces and (who := named.get(k) or known.get(faces[k]))]
+                if shown:
+                    text = f"{text} [in the photo: {', '.join(shown)}]"
             if tags:
                 text = f"{text}; faces: {', '.join(tags)}"
             text = safe_text(text, resolved)  # the last gate: nothing reaches MENTIONS that this step did not resolve
