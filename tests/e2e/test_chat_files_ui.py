@@ -19,8 +19,6 @@ import json
 import os
 import re
 import shutil
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,20 +28,15 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import anyio  # noqa: E402
 import pytest  # noqa: E402
 import requests  # noqa: E402
-import uvicorn  # noqa: E402
 from mcp import Client  # noqa: E402
 
 from m3graph.embedding import text_embedder  # noqa: E402
-from m3graph.explore import assets  # noqa: E402
-from m3graph.explore.app import create_app  # noqa: E402
 from m3graph.graphdb.store import MemoryGraph  # noqa: E402
-from m3graph.http_guard import allowed_hosts  # noqa: E402
 from m3graph.ingest.chat.formats import load_conversation  # noqa: E402
 from m3graph.ingest.chat.ingest import ingest_conversation  # noqa: E402
 from m3graph.mcp.server import build_server  # noqa: E402
 from m3graph.mcp.service import McpService  # noqa: E402
-from m3graph.service import MemoryService  # noqa: E402
-from tests.e2e.test_explore import _free_port  # noqa: E402
+from tests.helpers.explorer import running_explorer  # noqa: E402
 from tests.helpers.graph import perception_graph, rows, wipe  # noqa: E402
 from tests.helpers.shared_files import pdf_bytes  # noqa: E402
 
@@ -96,21 +89,8 @@ def world(memory_graph: MemoryGraph, tmp_path_factory: pytest.TempPathFactory) -
 
 @pytest.fixture(scope="module")
 def server(world: MemoryGraph) -> Iterator[str]:
-    assets.build()
-    embedder = text_embedder(world.settings)
-    port = _free_port()
-    service = MemoryService(world.settings, world, embedder_factory=lambda: embedder)
-    app = create_app(service, TOKEN, hosts=allowed_hosts("127.0.0.1", port))
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert time.monotonic() < deadline, "the explorer did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(10)
+    with running_explorer(world, TOKEN) as url:
+        yield url
 
 
 def _get(server: str, path: str) -> requests.Response:

@@ -7,9 +7,6 @@ under .m3graph/test-artifacts/explorer/.
 from __future__ import annotations
 
 import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,31 +14,21 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
-import uvicorn
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from m3graph.devkit.testmedia import Manifest, build_test_media
 from m3graph.embedding import text_embedder
-from m3graph.explore import assets
-from m3graph.explore.app import create_app
 from m3graph.explore.security import csrf_for
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import EquivalenceVote
-from m3graph.http_guard import allowed_hosts
 from m3graph.ingest.pipeline import ingest_video_inprocess
-from m3graph.service import MemoryService
+from tests.helpers.explorer import running_explorer
 from tests.helpers.graph import variant, wipe, with_settings
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / ".m3graph" / "test-artifacts" / "explorer"
 TOKEN = "explorer-test-token"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -61,21 +48,8 @@ def ingested(memory_graph: MemoryGraph, tmp_path_factory: pytest.TempPathFactory
 
 @pytest.fixture(scope="module")
 def server(ingested: MemoryGraph) -> Iterator[str]:
-    assets.build()
-    embedder = text_embedder(ingested.settings)
-    port = _free_port()
-    service = MemoryService(ingested.settings, ingested, embedder_factory=lambda: embedder)
-    app = create_app(service, TOKEN, hosts=allowed_hosts("127.0.0.1", port))
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert time.monotonic() < deadline, "the explorer did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(10)
+    with running_explorer(ingested, TOKEN) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

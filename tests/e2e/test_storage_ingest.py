@@ -7,30 +7,24 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
-import uvicorn
 from mcp.server.mcpserver.exceptions import ToolError
 
 from m3graph.devkit.testmedia import Manifest
 from m3graph.embedding import text_embedder
-from m3graph.explore import assets
-from m3graph.explore.app import create_app
 from m3graph.graphdb.store import MemoryGraph
-from m3graph.http_guard import allowed_hosts
 from m3graph.ingest.pipeline import ingest_video_inprocess, load_plan, memorize_clip
 from m3graph.mcp.server import build_server
 from m3graph.mcp.service import McpService
 from m3graph.reasoning.perception_memorizer import PerceptionMemorizer
-from m3graph.service import MemoryService
+from tests.helpers.explorer import running_explorer
 from tests.helpers.graph import rows, variant, wipe, with_settings
-from tests.helpers.object_store import S3Server, _free_port
+from tests.helpers.object_store import S3Server
 
 TOKEN = "storage-test-token"
 COOKIES = {"m3graph_explore": TOKEN}
@@ -89,21 +83,8 @@ def test_another_host_memorizes_from_the_store_alone(ingested: MemoryGraph, tmp_
 
 @pytest.fixture(scope="module")
 def server(ingested: MemoryGraph) -> Iterator[str]:
-    assets.build()
-    embedder = text_embedder(ingested.settings)
-    port = _free_port()
-    service = MemoryService(ingested.settings, ingested, embedder_factory=lambda: embedder)
-    app = create_app(service, TOKEN, hosts=allowed_hosts("127.0.0.1", port))
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert time.monotonic() < deadline, "the explorer did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(10)
+    with running_explorer(ingested, TOKEN) as url:
+        yield url
 
 
 def _get(server: str, path: str, **kwargs: Any) -> requests.Response:
