@@ -19,9 +19,8 @@ from m3graph.ingest.chat.formats import load_conversation
 from m3graph.ingest.chat.ingest import ingest_conversation
 from m3graph.reasoning.file_tools import parse_file_query
 from m3graph.reasoning.memory_tools import MemoryTools
-from tests.graph.test_photo_names import _faces
 from tests.helpers.graph import face_dim, near, unit, with_settings
-from tests.helpers.shared_files import pdf_bytes, photo
+from tests.helpers.shared_files import pdf_bytes, photo, stand_in_photo_faces
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +52,8 @@ def conv(graph: MemoryGraph, embedder: TextEmbedder, tmp_path: Path, monkeypatch
     _sign(root / "sign.png")
     gen = np.random.default_rng(5)
     sha = hashlib.sha256(lena.read_bytes()).hexdigest()
-    monkeypatch.setattr(attachments, "photo_faces", _faces({sha: [near(unit(face_dim(g), gen), 0.97, gen)]}))
+    faces = stand_in_photo_faces({sha: [near(unit(face_dim(g), gen), 0.97, gen)]})
+    monkeypatch.setattr(attachments, "photo_faces", faces)
     data = {"source_id": "tools-chat", "speakers": ["Ann", "Bob"], "sessions": [
         {"id": "s1", "started_at": "2024-05-01T09:00:00Z", "turns": [
             {"id": "t1", "speaker": "Ann", "text": "The lease, before the trip.", "files": ["contract.pdf"]},

@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -19,24 +18,13 @@ from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.chat import attachments
 from m3graph.ingest.chat.formats import load_conversation
 from m3graph.ingest.chat.ingest import ingest_conversation
-from m3graph.observations import FaceCluster, FaceObservation
 from tests.helpers.graph import face_dim, near, rows, unit, with_settings
-from tests.helpers.shared_files import photo
+from tests.helpers.shared_files import photo, stand_in_photo_faces
 
 
 @pytest.fixture(scope="module")
 def embedder(memory_graph: MemoryGraph) -> TextEmbedder:
     return text_embedder(memory_graph.settings)
-
-
-def _faces(by_sha: dict[str, list[np.ndarray]]) -> Any:
-    """A stand-in for `attachments.photo_faces`: the faces of each photo by its SHA-256 (in the copy's name)."""
-    def detect(path: Path, settings: Any, crop_dir: Path | None, start_s: float) -> list[FaceCluster]:
-        vectors = next((v for sha, v in by_sha.items() if sha in path.name), [])
-        return [FaceCluster(label=i, observations=[FaceObservation(
-            frame_time_s=start_s, bbox=(0, 0, 40, 40), det_score=0.99, quality=30.0, embedding=v.tolist())])
-            for i, v in enumerate(vectors)]
-    return detect
 
 
 def _surrogate(g: MemoryGraph, name: str) -> str:
@@ -56,7 +44,7 @@ def test_a_face_named_in_the_chat_names_its_later_photos(graph: MemoryGraph, emb
     sha = {n: hashlib.sha256(photo(root / n, colour=c).read_bytes()).hexdigest() for n, c in shots.items()}
     gen = np.random.default_rng(23)
     lena, marco = unit(face_dim(g), gen), unit(face_dim(g), gen)
-    monkeypatch.setattr(attachments, "photo_faces", _faces({
+    monkeypatch.setattr(attachments, "photo_faces", stand_in_photo_faces({
         sha["lena.png"]: [near(lena, 0.97, gen)], sha["lena2.png"]: [near(lena, 0.97, gen)],
         sha["marco.png"]: [near(marco, 0.97, gen)], sha["pair.png"]: [near(marco, 0.97, gen)]}))
     data = {"source_id": "named-photos", "speakers": ["Ann", "Bob"], "sessions": [
