@@ -7,9 +7,8 @@ store, and bring objects back to scratch on whichever host runs a later step (m3
 
 from __future__ import annotations
 
-import fcntl
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Iterable
+from contextlib import suppress
 from pathlib import Path
 
 from pydantic import TypeAdapter
@@ -22,17 +21,6 @@ from m3graph.storage import fetch, key_of, media_store, publish
 
 FACES = TypeAdapter(list[FaceCluster])
 VOICES = TypeAdapter(list[VoiceCluster])
-
-
-@contextmanager
-def exclusive(lock_path: Path) -> Iterator[None]:
-    """An exclusive lock on a file next to the clip, across processes of this machine (workers share data_dir)."""
-    with lock_path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def scratch_copy(settings: Settings, key: str) -> Path | None:

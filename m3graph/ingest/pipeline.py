@@ -29,13 +29,13 @@ from typing import Protocol
 from m3graph.data_files import ClipFiles
 from m3graph.embedding import TextEmbedder
 from m3graph.errors import M3GraphError, NotFoundError
+from m3graph.file_locks import exclusive
 from m3graph.graphdb.clip_state import ClipState
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, FaceCluster, MemoryIn, VoiceCluster, check_video_id
 from m3graph.ingest.clip_media import (
     FACES,
     VOICES,
-    exclusive,
     keyed_faces,
     keyed_voices,
     load_faces,

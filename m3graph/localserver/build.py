@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 
 from m3graph.errors import ServerError
-from m3graph.localserver.files import locked, tail
+from m3graph.file_locks import exclusive as locked
+from m3graph.localserver.files import tail
 from m3graph.localserver.runtime import Java, NeoLine, which
 
 log = logging.getLogger(__name__)

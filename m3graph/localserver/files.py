@@ -1,26 +1,11 @@
-"""Small file helpers of the local server: a cross-process lock and reading the tails of its logs."""
+"""Small file helpers of the local server: reading the tails of its logs (its lock is m3graph.file_locks)."""
 
 from __future__ import annotations
 
-import fcntl
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
-@contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """Serialise build/start/stop across processes: two test sessions must not race for one home."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def tail(path: Path, lines: int = 40) -> str:

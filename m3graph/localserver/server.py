@@ -29,9 +29,10 @@ from neo4j import GraphDatabase
 from neo4j.exceptions import DriverError, Neo4jError
 
 from m3graph.errors import ServerError
+from m3graph.file_locks import exclusive as locked
 from m3graph.localserver import build as launcher_build
 from m3graph.localserver import runtime, shutdown
-from m3graph.localserver.files import locked, read_from, size, tail
+from m3graph.localserver.files import read_from, size, tail
 from m3graph.localserver.processes import (
     POLL_S,
     alive,

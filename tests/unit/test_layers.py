@@ -35,7 +35,7 @@ FORBIDDEN = {("perception", "graphdb"), ("perception", "schema"), ("observations
              ("schema", "service"), ("mcp", "explore"), ("mcp", "cli"), ("reasoning", "mcp"),
              ("reasoning", "explore"), ("reasoning", "cli"), ("graphdb", "localserver"), ("service", "localserver")}
 # What the local server package may import of m3graph (besides itself).
-LOCALSERVER_IMPORTS = {"errors", "settings", "checksums"}
+LOCALSERVER_IMPORTS = {"errors", "settings", "checksums", "file_locks"}
 # The only files outside m3graph/devkit that may import it.
 DEVKIT_IMPORTERS = {"cli/evaluate.py", "cli/labelled.py", "cli/__init__.py", "ingest/demo.py"}
 # Package cycles still allowed (none: the last ones, ingest<->tasks, ingest<->reasoning and embedding<->graphdb,

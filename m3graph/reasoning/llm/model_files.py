@@ -15,7 +15,6 @@ assembly makes later start-ups cheap: size + sidecar + mtimes, no 0.5-1 GB re-ha
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -24,11 +23,12 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from m3graph.errors import ModelFileError
+from m3graph.file_locks import exclusive
 
 log = logging.getLogger(__name__)
 
@@ -144,22 +144,11 @@ def locate_parts(model: PackagedModel, search_path: Sequence[Path] | None = None
     return found
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def _locked(path: Path) -> contextlib.AbstractContextManager[None]:
     """An exclusive flock on `<path>.lock`; the lock file stays (deleting it would race with a waiter)."""
-    lock_path = path.with_name(path.name + ".lock")
-    with open(lock_path, "a+b") as fh:
-        start = time.monotonic()
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log.info("waiting for another process assembling %s", path.name)
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-            log.info("lock on %s acquired after %.1f s", path.name, time.monotonic() - start)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    return exclusive(path.with_name(path.name + ".lock"),
+                     on_wait=lambda: log.info("waiting for another process assembling %s", path.name),
+                     on_acquired=lambda waited: log.info("lock on %s acquired after %.1f s", path.name, waited))
 
 
 def _hash_file(path: Path) -> tuple[int, str]:
