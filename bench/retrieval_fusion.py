@@ -177,6 +177,8 @@ class FusionRanker(Ranker):
             mem_score = np.where(cand, fused + cfg.clip_prior * prior[c.clip], -np.inf)
         idx = np.flatnonzero(cand)
         top_mem = idx[np.argsort(-mem_score[idx], kind="stable")][:10].tolist()
+        if cfg.cover > 0 and len(order) > 1:  # the second clip covers question words the first lacks
+            return [order[0], self.second_clip(cfg, order, clip_scores, terms)], top_mem
         return order[:2], top_mem
 
     def said_by_named(self, question: str) -> np.ndarray | None:
@@ -329,6 +331,9 @@ FIXED: list[tuple[str, FusionConfig]] = [
     ("asking lines 0.4", replace(PRODUCT, ask_pen=0.4)),
     ("asking lines 0.6", replace(PRODUCT, ask_pen=0.6)),
     ("query vector without question words", replace(PRODUCT, q_vec="strip")),
+    ("coverage-aware second clip 0.1", replace(ADOPTED, cover=0.1)),
+    ("coverage-aware second clip 0.3", replace(ADOPTED, cover=0.3)),
+    ("coverage-aware second clip 1.0", replace(ADOPTED, cover=1.0)),
     ("speaker named 0.2 all lines", replace(PRODUCT, speaker=0.2, speaker_only_found=False)),
 ]
 
