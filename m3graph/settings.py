@@ -232,6 +232,12 @@ class SearchConfig(BaseModel):
     clip_text_weight: float = Field(0.5, ge=0, le=1)
     # search_node: a memory's score adds this share of its clip's (scaled) score: evidence sits in the right session.
     clip_prior: float = Field(1.0, ge=0)
+    # search_node: a line said by a speaker the query names (first name) gains this (memory scores are about 0-1),
+    # unless it names every speaker in scope; search_clip leaves it out (it cost clip recall: bench/retrieval_fusion).
+    speaker_weight: float = Field(0.3, ge=0, le=2)
+    # A clip that started in a month the query names (in full; "May" capitalised; and in its year when one is given)
+    # adds this to its score (best clips score about 1), in both searches.
+    date_weight: float = Field(0.5, ge=0, le=2)
     # Neo4j 2026.x: filter by video and clip inside the vector index (SEARCH ... WHERE); off = the 5.26 path below.
     in_index_filter: bool = True
     # In-index filtering runs one SEARCH per video: over more videos than this the 5.26 path (exact scan or index

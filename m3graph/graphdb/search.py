@@ -6,8 +6,11 @@ over an English-analysed index (stemmed, without stop words) are fused by their 
 name or object that the embedder blurs still ranks, and a paraphrase with no shared word still ranks. The
 floor applies to the vector cosine only, never to fused scores. A memory also takes a share of its
 neighbouring lines' scores (an answer often only makes sense after its question), and a clip scores its best
-memories with decaying weights. Without text, ranking is the reference's (§6.5): a clip scores its best
-memory's cosine.
+memory and its BM25 as one document. Two named things in the query move the ranking (chosen leave-one-
+conversation-out, bench/retrieval_fusion.py): a month (clips that started then rank higher, so a question about
+"July 2023" finds July's sessions) and, for `search_node`, a speaker (what a person said is what a question about
+them asks for; it would cost clip recall, so `search_clip` leaves it out). Without text, ranking is the
+reference's (§6.5): a clip scores its best memory's cosine.
 
 `search_clip` returns the top-k clips *not shown yet* (the reference returned nothing once its global top-2
 had been shown); `search_node` returns the top-k memories. Every query filters by video and `before_clip`, so
@@ -30,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from m3graph.dates import TimeNotes
+from m3graph.dates import MONTH_NAMES, TimeNotes
 from m3graph.errors import InvalidInputError
 from m3graph.fact_versions import VersionView
 from m3graph.graphdb.executor import Executor
@@ -201,6 +204,7 @@ class MemorySearch:
         """
         hybrid = bool(text and self.cfg.hybrid and not reference)
         terms = lucene_query_terms(text, "text") if hybrid and text else None
+        months, years = named_months(text) if hybrid and text and self.cfg.date_weight > 0 else ([], [])
         clip_terms = lucene_query_terms(text, "search_text") if hybrid and text else None
         caps = self.ex.capabilities
         in_index = (caps.vector_filters and caps.search_clause and self.cfg.in_index_filter
@@ -221,6 +225,9 @@ class MemorySearch:
             "vector_weight": self.settings.search_vector_weight,
             "context_weight": 0.0 if reference else self.cfg.context_weight,
             "clip_text_weight": self.cfg.clip_text_weight, "clip_prior": 0.0 if reference else self.cfg.clip_prior,
+            "words": query_words(text) if hybrid and text else [],
+            "speaker_weight": self.cfg.speaker_weight if hybrid and not by_clip else 0.0,
+            "months": months, "years": years, "date_weight": self.cfg.date_weight if months else 0.0,
             "by_clip": by_clip,
             "exclude": list(exclude), "k": k, "episodic_only": episodic_only, **view.params(),
         }
@@ -375,6 +382,24 @@ def lucene_query_terms(text: str, field: str = "text") -> str | None:
     words = [w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and (len(w) > 1 or w.isdigit())]
     unique = list(dict.fromkeys(words))[:64]
     return f"{field}:(" + " ".join('"' + lucene_escape(w) + '"' for w in unique) + ")" if unique else None
+
+
+# A month the query names, in full ("May" only capitalised: the verb "may" is not a date), and a year beside it.
+_NAMED_MONTH = re.compile(r"\b(?:(?i:" + "|".join(n for n in MONTH_NAMES if n != "May") + r")|May)\b")
+_NAMED_YEAR = re.compile(r"\b(1[89]\d\d|2[01]\d\d)\b")
+
+
+def named_months(text: str) -> tuple[list[int], list[int]]:
+    """(months, years) a query names ("in July 2023" -> [7], [2023]): clips dated then rank higher
+    (`SearchConfig.date_weight`). Years alone name nothing (a conversation's sessions mostly share one)."""
+    months = sorted({MONTH_NAMES.index(m.group(0).capitalize()) + 1 for m in _NAMED_MONTH.finditer(text)})
+    years = sorted({int(y) for y in _NAMED_YEAR.findall(text)}) if months else []
+    return months, years
+
+
+def query_words(text: str) -> list[str]:
+    """The query's lowercased words (at most 64), to match the names of speakers it mentions."""
+    return list(dict.fromkeys(_WORD.findall(text.lower())))[:64]
 
 
 def lucene_phrase_terms(text: str) -> str:
