@@ -11,13 +11,16 @@ seconds of CPU rather than minutes of models on 2 cores): workers really fetch t
 with ffmpeg, read the caches from the store, resolve and memorize (the perception memorizer). Every trial:
 
 1. resets the graph (but for migrations), the bucket and Redis, and starts fresh workers with empty data dirs;
-2. submits the test videos (all at once), injects its fault while clips run, heals it;
-3. waits until every clip is memorized; a video that has not finished `settle_s` after the heal is resubmitted
-   (what an operator does after a lost worker: the workflow skips what is done);
-4. checks: the graph's canonical dump (bench.faults.canonical_dump, entity and vote ids renumbered by content,
-   see `normalized_dump`) equals the single-host run's (one worker, no fault, computed once per campaign); every
-   clip is memorized or failed with a reason; no structural orphan (bench.faults.orphans); the store's keys and
-   the graph's media references agree: no object missing, none orphaned (`media_check`).
+2. submits the test videos one after another, each once the previous one's clips are resolved (entity and
+   character ids come from counters in resolve order, so this keeps them equal to the single-host run's and the
+   graphs comparable as they are; memorization of a video overlaps the next one's cut and resolve), and
+   injects its fault while clips run, in a thread of its own;
+3. waits until every clip is memorized; a video that makes no progress for `settle_s` is resubmitted (what an
+   operator does after losing a worker: the workflow skips what is done);
+4. checks: the graph's canonical dump (bench.faults.canonical_dump, the reliability campaigns' rule) equals the
+   single-host run's (one worker, no fault, once per campaign); every clip is memorized, or failed with a
+   reason, none stuck; no structural orphan (bench.faults.orphans); the store's keys and the graph's media
+   references agree: no object missing, none orphaned (`media_check`).
 
 Faults (`FAULTS`): ``cut`` (w1's link down mid-clip for a few seconds, then up), ``kill`` (every process on w2
 SIGKILLed mid-clip; the host stays dead), ``add`` (w3 joins after the first clip resolved), ``store`` (the store
@@ -38,9 +41,9 @@ import json
 import logging
 import os
 import random
-import re
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,7 +59,7 @@ FAULTS = ("cut", "kill", "add", "store", "redis")
 BOLT, REDIS, S3 = 7687, 6379, 9000  # inside the hosts' own namespaces: no clash with anything on the machine
 BUCKET, ACCESS, SECRET = "m3h-media", "m3h-key", "m3h-secret-not-a-real-one"
 PASSWORD = "m3h-graph-password"
-CLIP_SECONDS = 15.0
+CLIP_SECONDS = 30.0
 VIDEOS = (("mh-a", "tm-a", 11), ("mh-b", "tm-b", 22), ("mh-s", "tm-silent", 33))  # id, test video, perception seed
 
 
@@ -246,43 +249,79 @@ def reset(cluster: Cluster, workers: list[str]) -> None:
     cluster.timings["workers_ready_s"] = round(cluster.wait_workers(workers), 1)
 
 
-def submit_all(cluster: Cluster) -> dict[str, int]:
-    """Plans every video (source and plan into the store, clips planned in the graph), puts its seeded
-    perception caches into the store, and queues its workflow. Returns clips per video."""
+def stage_all(cluster: Cluster) -> dict[str, int]:
+    """Plans every video (source and plan into the store, clips planned in the graph) and puts its seeded
+    perception caches into the store. Returns clips per video, in submission order."""
     from bench.faults import stage_video
     from m3graph.ingest.pipeline import ClipWork
     from m3graph.storage import media_store
-    from m3graph.tasks.ingest import plan_source, submit_clips
+    from m3graph.tasks.ingest import plan_source
 
     settings, media = cluster.settings, _media()
     store = media_store(settings)
     scratch = settings.model_copy(update={"storage": StorageConfig(), "data_dir": cluster.hosts.work / "stage"})
     counts: dict[str, int] = {}
-    queued: list[tuple[str, list[int], int]] = []
     for video, name, seed in VIDEOS:
-        indexes, total = plan_source(settings, media.path(name), video)
+        _, total = plan_source(settings, media.path(name), video)
         stage_video(scratch, video, total, seed)  # seeded caches on scratch, then into the store
         for i in range(total):
             work = ClipWork(scratch, video, i)
             store.put_bytes(work.faces_key, work.faces.read_bytes())
             store.put_bytes(work.voices_key, work.voices.read_bytes())
         counts[video] = total
-        queued.append((video, indexes, total))
-    for video, indexes, total in queued:
-        submit_clips(settings, video, indexes, total)
     return counts
 
 
-def resubmit_unfinished(cluster: Cluster, counts: dict[str, int]) -> list[str]:
+def submit(cluster: Cluster, video: str, clips: int, fresh: bool = False) -> None:
+    """Queues the workflow of every clip of `video` (a resubmission skips what is done). `fresh`: new broker
+    connections first (the old ones may point at a Redis that was restarted)."""
     from bench.faults import _fresh_broker_connections
     from m3graph.tasks.app import configure
     from m3graph.tasks.ingest import submit_clips
 
-    _fresh_broker_connections(configure(cluster.settings))
-    again = [v for v in counts if not _states_done(cluster, v, counts[v], memorized_only=True)]
-    for video in again:
-        submit_clips(cluster.settings, video, list(range(counts[video])), counts[video])
-    return again
+    if fresh:
+        _fresh_broker_connections(configure(cluster.settings))
+    submit_clips(cluster.settings, video, list(range(clips)), clips)
+
+
+def _count(cluster: Cluster, video: str, states: frozenset[Any]) -> int:
+    return sum(p.state in states for p in _states(cluster, video))
+
+
+def feed(cluster: Cluster, counts: dict[str, int], trial: Trial, settle_s: float, timeout_s: float,
+         started: Any = None) -> None:
+    """Submits the videos one after another, each once the previous one's clips are all resolved (entity ids
+    come from one counter in resolve order: the same order as the single-host run keeps the graphs comparable
+    as they are; memorization still overlaps the next video), then waits until every clip is memorized. A video
+    that makes no progress for `settle_s` is resubmitted, as an operator would after losing a worker."""
+    from m3graph.graphdb.clip_state import RESOLVED_STATES, ClipState
+
+    deadline = time.monotonic() + timeout_s
+
+    def drive(video: str, clips: int, states: frozenset[Any]) -> bool:
+        last, since = -1, time.monotonic()
+        while time.monotonic() < deadline:
+            done = _count(cluster, video, states)
+            if done == clips:
+                return True
+            if done != last:
+                last, since = done, time.monotonic()
+            elif time.monotonic() - since > settle_s:
+                trial.resubmitted.append(video)
+                submit(cluster, video, clips, fresh=True)
+                since = time.monotonic()
+            time.sleep(0.5)
+        return False
+
+    for k, (video, clips) in enumerate(counts.items()):
+        submit(cluster, video, clips, fresh=bool(trial.resubmitted))
+        if k == 0 and started is not None:
+            started.set()  # the fault may begin
+        if not drive(video, clips, frozenset(RESOLVED_STATES)):
+            return
+    for video, clips in counts.items():
+        if not drive(video, clips, frozenset({ClipState.MEMORIZED})):
+            return
 
 
 def _states(cluster: Cluster, video: str) -> list[Any]:
@@ -299,15 +338,6 @@ def _states_done(cluster: Cluster, video: str, clips: int, memorized_only: bool 
                                                           ClipState.MEMORIZE_FAILED}
     states = _states(cluster, video)
     return len(states) == clips and all(p.state in final for p in states)
-
-
-def wait_done(cluster: Cluster, counts: dict[str, int], timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if all(_states_done(cluster, v, n, memorized_only=True) for v, n in counts.items()):
-            return True
-        time.sleep(1.0)
-    return False
 
 
 def _busy(cluster: Cluster, host: str) -> bool:
@@ -339,34 +369,6 @@ def wait_resolved(cluster: Cluster, n: int, timeout_s: float = 180.0) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- checks
-
-_ID_PROPS = re.compile(r"\('(entity_id|vote_id|character_id|face_id|voice_id)', '(-?\d+)'\)")
-_TAGS = re.compile(r"<(face|voice|character)_(\d+)>")
-
-
-def normalized_dump(graph: Any) -> list[str]:
-    """bench.faults.canonical_dump with allocated ids renumbered: entity (and vote, character) ids come from
-    counters, so which of two videos resolved first on which host decides them; the graph is the same when it
-    is the same up to that renumbering. Ids are renamed in the order they first appear in the dump's
-    observation lines (sorted by video, clip and time), which depends on content only."""
-    from bench.faults import canonical_dump
-
-    dump = canonical_dump(graph)
-    order: dict[str, str] = {}
-    anchor = sorted(line for line in dump if "FaceObs" in line.split("]")[0] or "Utterance" in line.split("]")[0]
-                    or "Memory" in line.split("]")[0])
-    for line in anchor + dump:
-        for m in re.finditer(r"'(?:entity_id|vote_id|character_id)', '(-?\d+)'|<(?:face|voice|character)_(\d+)>",
-                             line):
-            n = m.group(1) or m.group(2)
-            order.setdefault(n, f"#{len(order)}")
-
-    def rename(line: str) -> str:
-        line = _ID_PROPS.sub(lambda m: f"('{m.group(1)}', '{order.get(m.group(2), m.group(2))}')", line)
-        return _TAGS.sub(lambda m: f"<{m.group(1)}_{order.get(m.group(2), m.group(2))}>", line)
-
-    return sorted(rename(line) for line in dump)
-
 
 def graph_media(graph: Any) -> tuple[set[str], set[str]]:
     """(media keys the graph references, its video ids)."""
@@ -423,12 +425,12 @@ class Trial:
 
 
 def judge(cluster: Cluster, counts: dict[str, int], reference: list[str] | None, trial: Trial) -> list[str]:
-    from bench.faults import orphans
+    from bench.faults import canonical_dump, orphans
     from m3graph.graphdb.clip_state import ClipState
     from m3graph.graphdb.store import MemoryGraph
 
     with MemoryGraph.connect(cluster.settings) as g:
-        dump = normalized_dump(g)
+        dump = canonical_dump(g)
         states = [p for v in counts for p in g.clip_states(v)]
         trial.orphans = orphans(g)
         refs, videos = graph_media(g)
@@ -439,6 +441,8 @@ def judge(cluster: Cluster, counts: dict[str, int], reference: list[str] | None,
     trial.stuck = trial.clips - trial.memorized - trial.failed_with_reason
     checked = media_check(store_keys(cluster.settings), refs, videos)
     trial.missing, trial.orphaned = checked["missing"][:10], checked["orphaned"][:10]
+    name = f"dump-{trial.fault}-{trial.seed}.txt"
+    (cluster.hosts.work / "logs" / name).write_text("\n".join(dump) + "\n")
     if reference is not None:
         trial.equal = dump == reference
         if not trial.equal:
@@ -505,25 +509,45 @@ FAULT_FNS: dict[str, Callable[[Cluster, random.Random, Trial], None]] = {
 
 
 def run_trial(cluster: Cluster, fault: str | None, seed: int, reference: list[str] | None,
-              settle_s: float = 60.0, timeout_s: float = 600.0) -> tuple[Trial, list[str]]:
-    """One trial (fault None: the single-host reference run, on w1 alone); returns it and its dump."""
+              settle_s: float = 45.0, timeout_s: float = 900.0) -> tuple[Trial, list[str]]:
+    """One trial (fault None: the single-host reference run, on w1 alone); returns it and its dump. The fault
+    runs in a thread of its own (started with this process in the ctl host: it inherits the namespace) while
+    `feed` submits and watches."""
     began = time.monotonic()
     trial = Trial(fault or "none", seed)
     workers = ["w1"] if fault is None else ["w1", "w2"]
     reset(cluster, workers)
     trial.detail["workers_ready_s"] = cluster.timings["workers_ready_s"]
+    counts = stage_all(cluster)
     t0 = time.monotonic()
-    counts = submit_all(cluster)
+    started, errors = threading.Event(), []
+    injector = None
     if fault is not None:
-        FAULT_FNS[fault](cluster, random.Random(seed), trial)
-    if not wait_done(cluster, counts, settle_s if fault else timeout_s):
-        trial.resubmitted = resubmit_unfinished(cluster, counts)
-        wait_done(cluster, counts, timeout_s)
+        def inject() -> None:
+            started.wait(60)
+            try:
+                FAULT_FNS[fault](cluster, random.Random(seed), trial)
+            except Exception as exc:  # noqa: BLE001 - reported with the trial
+                errors.append(f"{type(exc).__name__}: {exc}")
+
+        injector = threading.Thread(target=inject, daemon=True)
+        injector.start()
+    feed(cluster, counts, trial, settle_s, timeout_s, started)
+    if injector is not None:
+        injector.join(120)
+        if errors:
+            trial.detail["fault_error"] = errors[0]
+    if fault is not None and not _all_memorized(cluster, counts):
+        feed(cluster, counts, trial, settle_s, timeout_s)  # the fault ended after the feed gave up on it
     trial.ingest_s = round(time.monotonic() - t0, 1)
     time.sleep(2.0)  # a straggling memorize of the first submission may still write: let it land
     dump = judge(cluster, counts, reference, trial)
     trial.seconds = round(time.monotonic() - began, 1)
     return trial, dump
+
+
+def _all_memorized(cluster: Cluster, counts: dict[str, int]) -> bool:
+    return all(_states_done(cluster, v, n, memorized_only=True) for v, n in counts.items())
 
 
 def campaign(faults: list[str], trials: int, seed: int, keep_logs: Path | None,

@@ -93,7 +93,7 @@ def namespace_pids(ns: str) -> list[int]:
 def _kill_namespace(ns: str) -> None:
     """SIGKILL every process in `ns` (repeated: a dying parent may still fork), then delete it."""
     for _ in range(20):
-        pids = namespace_pids(ns)
+        pids = [p for p in namespace_pids(ns) if p != os.getpid()]  # this process may have entered it
         if not pids:
             break
         for pid in pids:
@@ -143,17 +143,32 @@ def cleanup_stale(everything: bool = False) -> list[str]:
     return removed
 
 
+_home_netns: list[int] = []  # an fd of the namespace this process started in, once it entered another
+
+
+def _setns(fd: int, what: str) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.setns(fd, _CLONE_NEWNET) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"setns({what}): {os.strerror(err)}")
+
+
 def enter(ns: str) -> None:
     """Moves the calling thread (call it on the main thread before any other starts: threads inherit it) into
     namespace `ns`, so this process's sockets are those of that host. Python 3.11 has no os.setns."""
-    libc = ctypes.CDLL(None, use_errno=True)
+    if not _home_netns:
+        _home_netns.append(os.open("/proc/self/ns/net", os.O_RDONLY))
     fd = os.open(f"/var/run/netns/{ns}", os.O_RDONLY)
     try:
-        if libc.setns(fd, _CLONE_NEWNET) != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, f"setns({ns}): {os.strerror(err)}")
+        _setns(fd, ns)
     finally:
         os.close(fd)
+
+
+def leave() -> None:
+    """Back to the namespace this process started in (before its host namespaces are deleted)."""
+    if _home_netns:
+        _setns(_home_netns[0], "the original namespace")
 
 
 @dataclass
@@ -309,6 +324,8 @@ class Hosts:
         if self._closed:
             return
         self._closed = True
+        with contextlib.suppress(OSError):
+            leave()
         for p in list(self.procs):
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.popen.pid, signal.SIGKILL)
