@@ -122,6 +122,18 @@ class Cluster:
         self.workers[host] = proc
         return proc
 
+    def supervise(self) -> list[str]:
+        """Restarts every worker whose process ended (what `restart: unless-stopped` or systemd's
+        `Restart=always` does on a real host: a Redis restart can end a worker's main process, see "Redis
+        restarts" above in docs/reliability.md). A host killed on purpose is out of `workers` and stays dead."""
+        restarted = []
+        for host, proc in list(self.workers.items()):
+            if proc.popen.poll() is not None:
+                self.hosts.procs = [p for p in self.hosts.procs if p is not proc]
+                self.start_worker(host)
+                restarted.append(host)
+        return restarted
+
     def stop_workers(self) -> None:
         for host, proc in list(self.workers.items()):
             self.hosts.stop(proc, timeout_s=20)
@@ -301,6 +313,8 @@ def feed(cluster: Cluster, counts: dict[str, int], trial: Trial, settle_s: float
     def drive(video: str, clips: int, states: frozenset[Any]) -> bool:
         last, since = -1, time.monotonic()
         while time.monotonic() < deadline:
+            for host in cluster.supervise():
+                trial.detail.setdefault("worker_restarts", []).append(host)
             done = _count(cluster, video, states)
             if done == clips:
                 return True
@@ -509,7 +523,7 @@ FAULT_FNS: dict[str, Callable[[Cluster, random.Random, Trial], None]] = {
 
 
 def run_trial(cluster: Cluster, fault: str | None, seed: int, reference: list[str] | None,
-              settle_s: float = 45.0, timeout_s: float = 900.0) -> tuple[Trial, list[str]]:
+              settle_s: float = 45.0, timeout_s: float = 420.0) -> tuple[Trial, list[str]]:
     """One trial (fault None: the single-host reference run, on w1 alone); returns it and its dump. The fault
     runs in a thread of its own (started with this process in the ctl host: it inherits the namespace) while
     `feed` submits and watches."""
@@ -519,6 +533,8 @@ def run_trial(cluster: Cluster, fault: str | None, seed: int, reference: list[st
     reset(cluster, workers)
     trial.detail["workers_ready_s"] = cluster.timings["workers_ready_s"]
     counts = stage_all(cluster)
+    logs = cluster.hosts.work / "logs"
+    offsets = {f.name: f.stat().st_size for f in logs.glob("w*-worker.log")}
     t0 = time.monotonic()
     started, errors = threading.Event(), []
     injector = None
@@ -540,10 +556,22 @@ def run_trial(cluster: Cluster, fault: str | None, seed: int, reference: list[st
     if fault is not None and not _all_memorized(cluster, counts):
         feed(cluster, counts, trial, settle_s, timeout_s)  # the fault ended after the feed gave up on it
     trial.ingest_s = round(time.monotonic() - t0, 1)
+    trial.detail["tasks_per_host"] = _tasks_since(logs, offsets)
     time.sleep(2.0)  # a straggling memorize of the first submission may still write: let it land
     dump = judge(cluster, counts, reference, trial)
     trial.seconds = round(time.monotonic() - began, 1)
     return trial, dump
+
+
+def _tasks_since(logs: Path, offsets: dict[str, int]) -> dict[str, int]:
+    """Tasks each worker host finished since `offsets` (its log's size then), from its worker's log lines."""
+    from bench.perception_celery import TASK_LINE
+
+    out = {}
+    for f in sorted(logs.glob("w*-worker.log")):
+        text = f.read_bytes()[offsets.get(f.name, 0):].decode("utf-8", "replace")
+        out[f.name.split("-")[0]] = len(TASK_LINE.findall(text))
+    return out
 
 
 def _all_memorized(cluster: Cluster, counts: dict[str, int]) -> bool:
@@ -568,6 +596,24 @@ def campaign(faults: list[str], trials: int, seed: int, keep_logs: Path | None,
                 "trials": [t.__dict__ | {"ok": t.ok} for t in results],
                 "summary": {f: {"trials": sum(t.fault == f for t in results),
                                 "passed": sum(t.ok for t in results if t.fault == f)} for f in faults}}
+
+
+def host_figures(logs: Path) -> dict[str, dict[str, Any]]:
+    """Per worker host, from its worker's own log lines (bench.perception_celery.TASK_LINE): tasks it ran, and
+    the median seconds of each step there."""
+    import statistics
+
+    from bench.perception_celery import TASK_LINE
+
+    out: dict[str, dict[str, Any]] = {}
+    for log_file in sorted(logs.glob("w*-worker.log")):
+        steps: dict[str, list[float]] = {}
+        for m in TASK_LINE.finditer(log_file.read_text(errors="replace")):
+            steps.setdefault(m.group(1).rsplit(".", 1)[-1], []).append(float(m.group(2)))
+        out[log_file.name.split("-")[0]] = {
+            "tasks": sum(len(v) for v in steps.values()),
+            "median_s": {k: round(statistics.median(v), 2) for k, v in sorted(steps.items())}}
+    return out
 
 
 def _print(trial: Trial) -> None:
@@ -598,7 +644,9 @@ def main(argv: list[str] | None = None) -> int:
 
     done: list[dict[str, Any]] = []
     result = campaign(faults, args.trials, args.seed, args.logs, report)
-    print(json.dumps(result["summary"] | {"timings": result["timings"]}, indent=2))
+    if args.logs is not None:
+        result["hosts"] = host_figures(args.logs)
+    print(json.dumps(result["summary"] | {"timings": result["timings"], "hosts": result.get("hosts")}, indent=2))
     if args.out is not None:
         args.out.write_text(json.dumps(result, indent=2, default=str))
     return 0 if all(t["ok"] for t in result["trials"]) else 1

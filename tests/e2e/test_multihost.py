@@ -136,7 +136,7 @@ def test_store_partition_trial_across_hosts(tmp_path: Path) -> None:
     result = json.loads(out.read_text())
     assert "trials" in result, run.stdout[-3000:] + run.stderr[-3000:]
     ref = result["reference"]
-    assert ref["clips"] >= 6 and ref["memorized"] == ref["clips"] and not ref["orphaned"] and not ref["missing"]
+    assert ref["clips"] >= 4 and ref["memorized"] == ref["clips"] and not ref["orphaned"] and not ref["missing"]
     (trial,) = result["trials"]
     assert trial["fault"] == "store" and trial["detail"]["down_s"] >= 5
     assert trial["equal"], trial["diff"]
