@@ -37,6 +37,7 @@ removes what a SIGKILLed campaign left).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
@@ -557,6 +558,7 @@ def run_trial(cluster: Cluster, fault: str | None, seed: int, reference: list[st
         feed(cluster, counts, trial, settle_s, timeout_s)  # the fault ended after the feed gave up on it
     trial.ingest_s = round(time.monotonic() - t0, 1)
     trial.detail["tasks_per_host"] = _tasks_since(logs, offsets)
+    gc.collect()  # submitted results unsubscribe from Redis when collected: now, while it is reachable
     time.sleep(2.0)  # a straggling memorize of the first submission may still write: let it land
     dump = judge(cluster, counts, reference, trial)
     trial.seconds = round(time.monotonic() - began, 1)
@@ -616,6 +618,27 @@ def host_figures(logs: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
+def markdown(result: dict[str, Any]) -> str:
+    """The campaign's table for docs/reliability.md: one row per fault, from the JSON `--out` wrote."""
+    import statistics
+
+    rows = ["| fault | trials | passed | graph equal | clips memorized | stuck | missing / orphaned objects "
+            "| resubmitted | worker restarts | median ingest s |", "|---|---|---|---|---|---|---|---|---|---|"]
+    trials = result.get("trials") or result.get("partial") or []
+    for fault in FAULTS:
+        ts = [t for t in trials if t["fault"] == fault]
+        if not ts:
+            continue
+        rows.append(
+            f"| {fault} | {len(ts)} | {sum(t['ok'] for t in ts)} | {sum(t['equal'] for t in ts)} "
+            f"| {sum(t['memorized'] for t in ts)}/{sum(t['clips'] for t in ts)} | {sum(t['stuck'] for t in ts)} "
+            f"| {sum(len(t['missing']) for t in ts)} / {sum(len(t['orphaned']) for t in ts)} "
+            f"| {sum(bool(t['resubmitted']) for t in ts)} "
+            f"| {sum(len(t['detail'].get('worker_restarts', [])) for t in ts)} "
+            f"| {statistics.median(t['ingest_s'] for t in ts):.1f} |")
+    return "\n".join(rows)
+
+
 def _print(trial: Trial) -> None:
     print(f"{trial.fault} seed {trial.seed}: {'ok' if trial.ok else 'FAILED'} clips {trial.memorized}/{trial.clips} "
           f"memorized, stuck {trial.stuck}, equal {trial.equal}, resubmitted {trial.resubmitted}, "
@@ -630,7 +653,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON")
     parser.add_argument("--logs", type=Path, default=None, help="keep the hosts' logs here")
+    parser.add_argument("--table", type=Path, default=None, help="print the table of an --out file")
     args = parser.parse_args(argv)
+    if args.table is not None:
+        print(markdown(json.loads(args.table.read_text())))
+        return 0
     faults = [f for f in args.faults.split(",") if f]
     if unknown := [f for f in faults if f not in FAULTS]:
         parser.error(f"unknown fault(s) {unknown}")

@@ -143,9 +143,6 @@ def cleanup_stale(everything: bool = False) -> list[str]:
     return removed
 
 
-_home_netns: list[int] = []  # an fd of the namespace this process started in, once it entered another
-
-
 def _setns(fd: int, what: str) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.setns(fd, _CLONE_NEWNET) != 0:
@@ -155,20 +152,16 @@ def _setns(fd: int, what: str) -> None:
 
 def enter(ns: str) -> None:
     """Moves the calling thread (call it on the main thread before any other starts: threads inherit it) into
-    namespace `ns`, so this process's sockets are those of that host. Python 3.11 has no os.setns."""
-    if not _home_netns:
-        _home_netns.append(os.open("/proc/self/ns/net", os.O_RDONLY))
+    namespace `ns`, so this process's sockets are those of that host. Python 3.11 has no os.setns.
+
+    There is no way back on purpose: when the harness deletes the namespace the process stays in it, cut off
+    (its link went with the bridge), so a late connection (a Celery result unsubscribing at exit) fails there
+    instead of leaving through the machine's own default route to whatever holds the harness's addresses."""
     fd = os.open(f"/var/run/netns/{ns}", os.O_RDONLY)
     try:
         _setns(fd, ns)
     finally:
         os.close(fd)
-
-
-def leave() -> None:
-    """Back to the namespace this process started in (before its host namespaces are deleted)."""
-    if _home_netns:
-        _setns(_home_netns[0], "the original namespace")
 
 
 @dataclass
@@ -324,8 +317,6 @@ class Hosts:
         if self._closed:
             return
         self._closed = True
-        with contextlib.suppress(OSError):
-            leave()
         for p in list(self.procs):
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.popen.pid, signal.SIGKILL)
