@@ -125,8 +125,8 @@ class Cluster:
 
     def supervise(self) -> list[str]:
         """Restarts every worker whose process ended (what `restart: unless-stopped` or systemd's
-        `Restart=always` does on a real host: a Redis restart can end a worker's main process, see "Redis
-        restarts" above in docs/reliability.md). A host killed on purpose is out of `workers` and stays dead."""
+        `Restart=always` does on a real host: a Redis restart can end a worker's main process, docs/reliability.md,
+        "Redis restarted mid-ingest"). A host killed on purpose is out of `workers` and stays dead."""
         restarted = []
         for host, proc in list(self.workers.items()):
             if proc.popen.poll() is not None:
@@ -594,7 +594,7 @@ def campaign(faults: list[str], trials: int, seed: int, keep_logs: Path | None,
                 trial, _ = run_trial(cluster, fault, seed + k, reference)
                 results.append(trial)
                 report(trial)
-        return {"tag": hosts.tag, "timings": cluster.timings, "reference": ref.__dict__,
+        return {"tag": hosts.tag, "work": str(hosts.work), "timings": cluster.timings, "reference": ref.__dict__,
                 "trials": [t.__dict__ | {"ok": t.ok} for t in results],
                 "summary": {f: {"trials": sum(t.fault == f for t in results),
                                 "passed": sum(t.ok for t in results if t.fault == f)} for f in faults}}

@@ -164,6 +164,11 @@ def enter(ns: str) -> None:
         os.close(fd)
 
 
+def _inherited() -> dict[str, str]:
+    """This process's environment, handed to a child unread (as Popen's env=None would)."""
+    return dict(os.environ)  # noqa: TID251 - passed through to a child, not read as configuration
+
+
 @dataclass
 class Proc:
     host: str
@@ -248,6 +253,8 @@ class Hosts:
         logfile.parent.mkdir(parents=True, exist_ok=True)
         full = ["ip", "netns", "exec", self.ns(host), "unshare", "--uts", "--", "sh", "-c",
                 'hostname "$0" && exec "$@"', f"{host}.m3h", *cmd]
+        # every process carries the harness's work directory: a leftover would be found by it in /proc
+        env = {**(_inherited() if env is None else env), "M3H_HARNESS": str(self.work)}
         with logfile.open("ab") as out:
             popen = subprocess.Popen(full, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
                                      start_new_session=True)
@@ -259,6 +266,7 @@ class Hosts:
     def run(self, host: str, cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None,
             timeout_s: float = 300.0) -> subprocess.CompletedProcess[str]:
         """Runs `cmd` to completion in `host`'s namespace (e.g. `m3graph db start`, which leaves the server)."""
+        env = {**(_inherited() if env is None else env), "M3H_HARNESS": str(self.work)}
         return subprocess.run(["ip", "netns", "exec", self.ns(host), *cmd], env=env, cwd=cwd, capture_output=True,
                               text=True, timeout=timeout_s)
 

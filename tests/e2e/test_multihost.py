@@ -78,6 +78,22 @@ def _start(mode: str) -> tuple[subprocess.Popen[str], dict[str, object]]:
     return proc, info
 
 
+def _processes_mentioning(text: str) -> list[int]:
+    """Processes whose command line or environment names `text` (a harness's work directory: every server and
+    worker it starts has it in one or the other), whatever namespace they are in."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            blob = (proc / "cmdline").read_bytes() + (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        if text.encode() in blob and _alive(int(proc.name)):
+            found.append(int(proc.name))
+    return found
+
+
 def _assert_clean(info: dict[str, object]) -> None:
     tag = str(info["tag"])
     deadline = time.monotonic() + 10
@@ -86,6 +102,7 @@ def _assert_clean(info: dict[str, object]) -> None:
     assert leftovers(tag) == {"namespaces": [], "links": [], "dirs": []}
     assert not _alive(int(str(info["pid"]))), "a process the harness started survived it"
     assert not Path(str(info["work"])).exists()
+    assert _processes_mentioning(str(info["work"])) == []
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert f"m3h-{tag}-" not in listed
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
@@ -144,3 +161,4 @@ def test_store_partition_trial_across_hosts(tmp_path: Path) -> None:
     assert trial["missing"] == [] and trial["orphaned"] == [] and trial["orphans"] == {}
     assert run.returncode == 0, run.stdout[-3000:]
     assert leftovers(result["tag"]) == {"namespaces": [], "links": [], "dirs": []}
+    assert _processes_mentioning(result["work"]) == [], "a server or worker of the harness outlived it"
