@@ -12,7 +12,7 @@ import pytest
 
 from m3graph.data_files import ClipFiles
 from m3graph.embedding import text_embedder
-from m3graph.errors import ConfigError, InvalidInputError, NotFoundError
+from m3graph.errors import ConfigError, InvalidInputError, NotFoundError, RetryableError
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import EquivalenceVote, FaceCluster, VoiceCluster
 from m3graph.ingest.pipeline import _FACES, _VOICES, clip_infos, commit_clip
@@ -23,7 +23,7 @@ from m3graph.storage import LocalStore, MediaStore, media_store
 from m3graph.storage.s3 import S3Store
 from tests.graph.test_memorize import _plan
 from tests.helpers.graph import face_cluster, rng, rows, unit, voice_cluster, with_settings
-from tests.helpers.object_store import SECRET_KEY, S3Server
+from tests.helpers.object_store import SECRET_KEY, S3Server, _free_port
 
 
 @pytest.fixture(params=["local", "s3"])
@@ -64,6 +64,30 @@ def test_round_trip_put_get_list_stream_delete(store: MediaStore, tmp_path: Path
 def test_keys_that_could_leave_the_store_are_refused(store: MediaStore, key: str) -> None:
     with pytest.raises(InvalidInputError):
         store.put_bytes(key, b"x")
+
+
+def test_an_unreachable_store_is_a_transient_failure(s3_server: S3Server, tmp_path: Path) -> None:
+    """A cut or refused connection must reach the pipeline as RetryableError (its steps retry those with backoff),
+    not as a botocore error that fails the clip; a multi-host campaign's store partition needed a resubmission
+    before. Nothing listens on the port, so every call fails at connect time."""
+    config = s3_server.config("unreachable").model_copy(update={
+        "endpoint_url": f"http://127.0.0.1:{_free_port()}", "max_attempts": 1, "connect_timeout_s": 1.0})
+    store = S3Store(config)
+    source = tmp_path / "f.bin"
+    source.write_bytes(b"x")
+    calls = {"put_bytes": lambda: store.put_bytes("videos/v/x", b"x"),
+             "put_file": lambda: store.put_file("videos/v/x", source),
+             "get_bytes": lambda: store.get_bytes("videos/v/x"),
+             "get_file": lambda: store.get_file("videos/v/x", tmp_path / "out" / "x"),
+             "size": lambda: store.size("videos/v/x"),
+             "list": lambda: store.list("videos/"),
+             "delete_prefix": lambda: store.delete_prefix("videos/v/"),
+             "stream": lambda: list(store.stream("videos/v/x"))}
+    for name, call in calls.items():
+        with pytest.raises(RetryableError, match="unreachable") as err:
+            call()
+        assert SECRET_KEY not in str(err.value), name
+    assert not list((tmp_path / "out").glob("*")), "a failed download leaves no partial file"
 
 
 def test_credentials_are_secrets(s3_server: S3Server, caplog: pytest.LogCaptureFixture) -> None:
