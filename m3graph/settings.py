@@ -530,6 +530,9 @@ class FilesConfig(BaseModel):
     # Faces in shared photos: detected and resolved like a video frame's (persistent Face entities), with the
     # perception settings; a photo is one frame, so a single detection makes a cluster.
     photo_faces: bool = True
+    # Audio files (voice notes): voices and ASR through the video path (perception.voices), voices resolved to
+    # persistent Voice entities; off, an audio file is kept with a one-line "not transcribed" surrogate.
+    audio_voices: bool = True
 
 
 class Settings(BaseSettings):

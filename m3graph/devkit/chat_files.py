@@ -17,7 +17,10 @@ Everything follows from the seed: the same seed gives the same bytes. The questi
 never by looking at how the product answers them. Categories: ``document`` (a number or code in a receipt,
 invoice or note), ``photo`` (who is in a photo the chat does not name: the person was introduced by name with
 another photo earlier), ``chart`` (which month peaks or is lowest), ``file`` (a file found by its type and when
-it was shared, "the PDF Ann sent before her trip") and ``text`` (control: facts said only in the chat's words).
+it was shared, "the PDF Ann sent before her trip"), ``text`` (control: facts said only in the chat's words) and
+``audio`` (what the user says in two voice notes, WAV files spoken by an espeak-ng voice of the test media and
+heard only through the product's ASR; drawn from their own random stream and added last, so the other files and
+questions of a seed are the same as before voice notes existed).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from m3graph.devkit import chat_files_render as render
 from m3graph.devkit import chat_files_words as w
 from m3graph.devkit.labelled_media import DEFAULT_IDENTITY
 
-CATEGORIES = ("document", "photo", "chart", "file", "text")
+CATEGORIES = ("document", "photo", "chart", "file", "text", "audio")
 @dataclass
 class Turn:
     id: str
@@ -313,7 +316,31 @@ def _build_conversation(index: int, out: Path, people: dict[str, list[str]], ide
     for tid, question, answer in text_turns:
         c.ask(question, answer, [tid], "text", False)
     _file_questions(c, contract, contract_turn, city, deposit, note_docx, note_md)
+    _voice_notes(c, random.Random(f"{seed}/{index}/audio"))
     return c
+
+
+def _voice_notes(c: _Conv, rng: random.Random) -> None:
+    """Two voice notes by the user (one espeak voice, so one persistent Voice), in sessions 4 and 5, whose words
+    answer two questions each; the turn that shares them says nothing of their content."""
+    u = c.user
+    place, item = rng.choice(w.MEETING_PLACES), rng.choice(w.PICNIC_ITEMS)
+    day, colour = rng.choice(w.WEEKDAYS), rng.choice(w.PAINT_COLOURS)
+    notes = ((3, [f"Hi {c.friend}.", f"The picnic on Saturday is at {place}.", f"Please bring {item}."],
+              [(f"Where is the picnic on Saturday, according to the voice note {u} sent?", place.removeprefix("the ")),
+               (f"What did {u} ask {c.friend} to bring to the picnic in the voice note?", item.split()[-1])]),
+             (4, ["Quick update.", f"The dentist moved my appointment to {day}.",
+                  f"And we painted the kitchen {colour} last weekend."],
+              [(f"To which day was {u}'s dentist appointment moved, according to the voice note?", day),
+               (f"What colour did {u} paint the kitchen, according to the voice note?", colour)]))
+    for serial, (session, sentences, questions) in enumerate(notes, start=1):
+        name = f"voice-note-{serial}.wav"
+        target, rel = c.path(name)
+        render.write_voice_note(target, sentences)
+        tid = c.say(session, u, "Sent you a voice note, listen when you can.", (rel, name, "audio"))
+        c.reply(session)
+        for question, answer in questions:
+            c.ask(question, answer, [tid], "audio", True, [name])
 
 
 def _file_questions(c: _Conv, contract: str, contract_turn: str, city: str, deposit: int, note_docx: str,

@@ -199,3 +199,21 @@ def write_receipt_photo(path: Path, lines: Sequence[str], seed: int) -> None:
     grey = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8)).filter(ImageFilter.GaussianBlur(0.6))
     photo = Image.merge("RGB", [grey] * 3)
     photo.save(path, format="JPEG", quality=85)
+
+
+def write_voice_note(path: Path, sentences: Sequence[str], voice: str = "A", pause_s: float = 0.6) -> None:
+    """A WAV voice note (16 kHz mono) of `sentences` spoken by one espeak-ng voice of the test media
+    (`devkit.testmedia.VOICES`), with a pause between them; needs espeak-ng and sox, as the test videos do."""
+    import tempfile
+
+    import numpy as np
+
+    from m3graph.devkit import testmedia
+
+    gap = np.zeros(round(pause_s * testmedia.SR), dtype=np.int16)
+    parts: list[np.ndarray] = [gap]
+    with tempfile.TemporaryDirectory(prefix="m3g-voice-") as tmp:
+        for i, text in enumerate(sentences):
+            line = testmedia.Line(voice=voice, start_s=0.0, text=text, keywords=[])
+            parts += [testmedia._speak(line, Path(tmp) / f"line{i}.wav"), gap]
+    testmedia._write_wav(path, np.concatenate(parts))

@@ -23,3 +23,10 @@ HOBBIES = ("pottery", "salsa dancing", "bouldering", "birdwatching", "chess", "s
            "watercolour painting")
 DISHES = ("mushroom risotto", "lentil soup", "pad thai", "shakshuka", "paella", "ramen", "gnocchi", "falafel")
 CAR_COLOURS = ("red", "silver", "dark green", "white", "navy blue", "yellow", "black", "orange")
+# Voice notes (spoken by espeak-ng, transcribed by the product's ASR): plain words a small Whisper model hears.
+MEETING_PLACES = ("the rose garden", "the old lighthouse", "the boathouse", "the town hall", "the city library",
+                  "the fish market", "the football stadium", "the train museum")
+PICNIC_ITEMS = ("lemonade", "a blanket", "the guitar", "strawberries", "sandwiches", "a frisbee", "ice cream",
+                "the camera")
+WEEKDAYS = ("Monday", "Wednesday", "Thursday", "Friday")  # not Tuesday: a hobby is on Tuesdays
+PAINT_COLOURS = ("pink", "purple", "grey", "brown", "lilac", "gold")  # none a car colour

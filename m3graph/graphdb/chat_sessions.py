@@ -19,21 +19,24 @@ from m3graph.graphdb.files import FileLinks
 from m3graph.graphdb.identity import resolve
 from m3graph.graphdb.memories import write_clip_memories
 from m3graph.graphdb.types import ClipInfo, MemoryIn, clip_key
-from m3graph.observations import FaceCluster
+from m3graph.observations import FaceCluster, VoiceCluster
 from m3graph.settings import Settings
 
-# (speaker name -> entity id, photo face label -> entity id, face entity id -> its known name) -> the memories
-RenderMemories = Callable[[Mapping[str, int], Mapping[int, int], Mapping[int, str]], list[MemoryIn]]
+# (speaker name -> entity id, photo face label -> entity id, face entity id -> its known name,
+#  audio file voice label -> entity id) -> the memories
+RenderMemories = Callable[[Mapping[str, int], Mapping[int, int], Mapping[int, str], Mapping[int, int]],
+                          list[MemoryIn]]
 
 
 def write_session(ex: Executor, settings: Settings, source_id: str, session_key: str, clip: ClipInfo,
                   speaker_keys: Mapping[str, str], turns_by_speaker: Mapping[str, int], n_turns: int,
                   render: RenderMemories, files: FileLinks | None = None,
-                  faces: Sequence[FaceCluster] = ()) -> int | None:
+                  faces: Sequence[FaceCluster] = (), voices: Sequence[VoiceCluster] = ()) -> int | None:
     """Writes a session unless it is already stored; returns the number of new speakers, or None if it was.
 
     Faces of the photos the session shares are resolved like a video clip's (`identity.resolve`: matched to
-    persistent Face entities or created), in the same transaction, before the memories are rendered."""
+    persistent Face entities or created), in the same transaction, before the memories are rendered; so are the
+    voices of the audio files it shares (persistent Voice entities, as a video clip's voices)."""
 
     def work(tx: Tx) -> int | None:
         tx.run("graph/lock", name=f"chat:{source_id}")
@@ -54,16 +57,20 @@ def write_session(ex: Executor, settings: Settings, source_id: str, session_key:
             resolved, _ = resolve(tx, settings, "face", source_id, clip.clip_index, faces)
             face_ids = {r.label: r.entity_id for r in resolved}
             known = face_names(tx, face_ids.values())  # a face seen before keeps the name a fact gave it
+        voice_ids: dict[int, int] = {}
+        if voices:
+            heard, _ = resolve(tx, settings, "voice", source_id, clip.clip_index, voices)
+            voice_ids = {r.label: r.entity_id for r in heard}
         tx.run("chat/write_session", clip_key=clip_key(source_id, clip.clip_index), session_key=session_key,
                turns=n_turns,
                speakers=[{"key": speaker_keys[n], "source": speaker_keys[n].split("|", 1)[0],
                           "name": speaker_keys[n].split("|", 1)[1], "as_name": n, "entity_id": ids[n],
                           "turns": turns_by_speaker.get(n, 0)} for n in names])
-        write_clip_memories(tx, settings, source_id, clip.clip_index, render(ids, face_ids, known))
+        write_clip_memories(tx, settings, source_id, clip.clip_index, render(ids, face_ids, known, voice_ids))
         if files is not None:  # the files the session shares, linked to its memories (graphdb/files.py)
             files.write(tx, clip_key(source_id, clip.clip_index))
         set_state_tx(tx, source_id, clip.clip_index, ClipState.MEMORIZED)
-        refresh_characters(tx, settings, sorted({*ids.values(), *face_ids.values()}))
+        refresh_characters(tx, settings, sorted({*ids.values(), *face_ids.values(), *voice_ids.values()}))
         return len(missing)
 
     return ex.write_tx(work, label="ingest_chat_session")

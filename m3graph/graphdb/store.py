@@ -215,10 +215,11 @@ class MemoryGraph:
     def write_chat_session(self, source_id: str, session_key: str, clip: ClipInfo, speaker_keys: dict[str, str],
                            turns_by_speaker: dict[str, int], n_turns: int,
                            render: chat_sessions.RenderMemories,
-                           files: FileLinks | None = None, faces: Sequence[FaceCluster] = ()) -> int | None:
+                           files: FileLinks | None = None, faces: Sequence[FaceCluster] = (),
+                           voices: Sequence[VoiceCluster] = ()) -> int | None:
         """One conversation session in one transaction (m3graph.graphdb.chat_sessions); None if already stored."""
         return chat_sessions.write_session(self.ex, self.settings, source_id, session_key, clip, speaker_keys,
-                                           turns_by_speaker, n_turns, render, files, faces)
+                                           turns_by_speaker, n_turns, render, files, faces, voices)
 
     def refresh_characters(self, entity_ids: Sequence[int]) -> int:
         return self.ex.write_tx(lambda tx: refresh_characters(tx, self.settings, entity_ids), label="characters")

@@ -23,6 +23,11 @@ Two dialects over the same tools (`memory_tools.MemoryTools`):
   asks for several things over conversation memory ("what books has Melanie read?", `gathering.py`) has its
   first search widened to three times the cap, so items said in other sessions are shown, and the reader is told
   to list them all.
+  Where the question's scope holds shared files (`file_tools.files_in_scope`), the reader's system prompt ends
+  with `file_tools.READER_HINT` and a next_query written as ``list_files: pdf`` or ``look_at_file: NAME page 2``
+  runs that file tool (`MemoryTools.run`) instead of a search; without files the prompt is exactly
+  `READER_SYSTEM`, so the conversation and video prompts are unchanged (and a file tool the reader names anyway
+  still runs, the hint then coming with its results).
 
 The research loop treated any unparseable reply as a search with no query and showed the model an empty
 result (§7.4); here a malformed, truncated or thinking-only reply is retried once with a correction, and a
@@ -46,6 +51,7 @@ from m3graph.embedding import TextEmbedder
 from m3graph.errors import ConfigError, InvalidInputError
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import TAG
+from m3graph.reasoning import file_tools
 from m3graph.reasoning.attribution import misattributed, split_speaker
 from m3graph.reasoning.durations import DURATION_NOTE, asks_for_duration, duration_answer
 from m3graph.reasoning.gathering import LIST_CAP_FACTOR, LIST_NOTE, asks_for_a_list
@@ -226,7 +232,7 @@ class Evidence:
 @dataclass
 class Round:
     index: int
-    action: str  # "search_clip" | "search_node" | "fetch_clip" | "answer" | "invalid"
+    action: str  # "search_clip" | "search_node" | "fetch_clip" | "list_files" | "look_at_file" | "answer" | "invalid"
     # tools mode: a search round holds the model reply that asked for it; round 0 is the automatic search
     content: str | None
     raw: list[str]  # every model reply of the round (a repair adds one)
@@ -371,12 +377,13 @@ class Controller:
         return more
 
     def _results_text(self, query: str | None, new: dict[str, list[str]], tools: MemoryTools,
-                      question: str, listing: bool = False) -> str:
+                      question: str, listing: bool = False, file_note: str | None = None) -> str:
         what = "the question" if query is None else f'"{query}"'
+        why = f" ({file_note})" if file_note else ""  # a file tool's word on what it could not show
         if new:
-            head = f"Search results for {what}:\n{render_evidence(new, tools.times, tools.dates)}"
+            head = f"Search results for {what}:{why}\n{render_evidence(new, tools.times, tools.dates)}"
         else:
-            head = f"The search for {what} found nothing new."
+            head = f"The search for {what} found nothing new{why}."
         note = f"\n{DURATION_NOTE}" if asks_for_duration(question) else ""
         if listing:
             note += f"\n{LIST_NOTE}"
@@ -384,7 +391,9 @@ class Controller:
 
     def _tools(self, question: str, tools: MemoryTools) -> tuple[str | None, Outcome, list[Round]]:
         evidence = Evidence(self.settings.llm.control_evidence_lines)
-        messages = [Message("system", READER_SYSTEM)]
+        # The file tools are offered only where files were shared: every other prompt stays byte-identical.
+        hinted = file_tools.files_in_scope(tools.search.ex, tools.videos, tools.before_clip)
+        messages = [Message("system", f"{READER_SYSTEM}\n{file_tools.READER_HINT}" if hinted else READER_SYSTEM)]
         rounds: list[Round] = []
         queries = {query_key(question)} if self.prefetch else set()
         clip_fallback = False
@@ -459,6 +468,22 @@ class Controller:
                                     note="the model found no answer in the evidence"))
                 return NOT_IN_MEMORY, "abstained", rounds
             tool, note = "search_node", None
+            call = file_tools.file_tool_call(query) if query else None
+            if call is not None and query_key(query or "") not in queries:
+                # A file tool (list_files / look_at_file), run through the same registry; its lines may resemble
+                # the ones shown (a file's name, a turn), so only an exact repeat is refused.
+                queries.add(query_key(query or ""))
+                found = tools.run(*call)
+                new = evidence.take(found, {})
+                file_note = found.fallback
+                if not hinted:  # the reader named a tool it was not offered: show it how the tools are called
+                    hinted = True
+                    file_note = f"{file_note}; {file_tools.READER_HINT}" if file_note else file_tools.READER_HINT
+                rounds.append(Round(step, found.tool, query, raws, usage, time.perf_counter() - t0,
+                                    result=describe(found), knowledge=new, note=found.fallback))
+                messages.append(Message("user", self._results_text(query, new, tools, question, listing,
+                                                                   file_note)))
+                continue
             if not query or query_key(query) in queries or copies_a_line(query, evidence.lines()):
                 asked = query
                 if clip_fallback:  # nothing new left to try: the next step answers from what was shown

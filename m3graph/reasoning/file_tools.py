@@ -211,6 +211,13 @@ READER_HINT = ("To see the files shared in the conversation, set next_query to '
                "file closer, 'look_at_file: NAME', 'look_at_file: NAME page 2' or 'look_at_file: NAME faces'.")
 
 
+def files_in_scope(ex: Executor, videos: Sequence[str] | None, before_clip: int | None) -> bool:
+    """Whether any file was shared in a question's scope: the controller offers the file tools (`READER_HINT`)
+    only then, so the prompts of conversations and videos without files stay exactly as they were."""
+    return bool(ex.read("files/list_files", videos=list(videos) if videos else None, before_clip=before_clip,
+                        kinds=None, mimes=None, name=None, since=None, until=None, limit=1))
+
+
 def file_tool_call(query: str) -> tuple[str, str] | None:
     """(tool, argument) when a reader's next query asks for a file tool (``list_files: pdf``,
     ``look_at_file(IMG_1.jpg faces)``), else None: the query is an ordinary search."""

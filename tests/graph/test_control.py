@@ -27,6 +27,7 @@ from m3graph.reasoning.control import (
     READ_SCHEMA,
     READER_LAST,
     READER_REPAIR,
+    READER_SYSTEM,
     Controller,
     copies_a_line,
     parse_m3_action,
@@ -196,6 +197,9 @@ def test_reader_answers_when_the_evidence_holds_the_answer(demo: DemoResult, mem
     assert prompt.endswith(f"Question: {question}")  # the question restated right below the evidence
     assert model.requests[0].kwargs["json_schema"] == READ_SCHEMA
     assert "30" not in model.requests[0].messages[0].text  # no fixed clip length assumed
+    # no file was shared in this memory: the reader's prompt is exactly the one without file tools (the LoCoMo and
+    # generated-media prompts are unchanged by the file tools' wiring)
+    assert model.requests[0].messages[0].text == READER_SYSTEM
 
 
 def test_no_query_is_searched_twice(demo: DemoResult, memory_graph: MemoryGraph,

@@ -17,8 +17,10 @@ from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.chat import attachments
 from m3graph.ingest.chat.formats import load_conversation
 from m3graph.ingest.chat.ingest import ingest_conversation
-from m3graph.reasoning.file_tools import parse_file_query
+from m3graph.reasoning.control import READER_SYSTEM, Controller
+from m3graph.reasoning.file_tools import READER_HINT, files_in_scope, parse_file_query
 from m3graph.reasoning.memory_tools import MemoryTools
+from tests.helpers.chat_doubles import ScriptedModel
 from tests.helpers.graph import face_dim, near, unit, with_settings
 from tests.helpers.shared_files import pdf_bytes, photo, stand_in_photo_faces
 
@@ -111,3 +113,47 @@ def test_look_at_file_page_faces_region(conv: tuple[MemoryGraph, str], embedder:
     assert "no file named" in (tools.run("look_at_file", "../../etc/passwd").fallback or "")
     short = tools.run("look_at_file", "contract.pdf")
     assert short.memories == 2
+
+
+def test_the_controller_offers_and_runs_the_file_tools(conv: tuple[MemoryGraph, str], embedder: TextEmbedder) -> None:
+    """Wired into the reader (`control.Controller`, tools mode): the hint is in the system prompt because files
+    were shared, ``list_files: ...`` and ``look_at_file: ...`` run the tools instead of a search, and a repeated
+    tool call falls back to whole-clip search as any repeated query does."""
+    g, source = conv
+    assert files_in_scope(g.search.ex, [source], None) and not files_in_scope(g.search.ex, ["no-such-src"], None)
+    model = ScriptedModel(['{"answer": null, "next_query": "list_files: pdf"}',
+                           '{"answer": null, "next_query": "look_at_file: lena.png faces"}',
+                           '{"answer": null, "next_query": "LOOK_AT_FILE(lena.png faces)"}',
+                           '{"answer": "Lena", "next_query": null}'])
+    ctl = Controller(model, g, embedder, g.settings, mode="tools", rounds=5, prefetch=True)
+    trace = ctl.answer("Who is in the photo Ann shared?", [source])
+    assert trace.answer == "Lena" and trace.outcome == "answered"
+    assert model.requests[0].messages[0].text == f"{READER_SYSTEM}\n{READER_HINT}"
+    assert [r.action for r in trace.rounds] == ["search_node", "list_files", "look_at_file", "search_clip", "answer"]
+    listed = model.requests[1].last_user
+    assert listed.startswith('Search results for "list_files: pdf":') and "file contract.pdf (document" in listed
+    faces = model.requests[2].last_user
+    assert 'Search results for "look_at_file: lena.png faces":' in faces and "face in lena.png: <character_" in faces
+    assert "(Lena)" in faces
+    assert trace.rounds[3].note and "repeats" in trace.rounds[3].note
+
+
+def test_a_file_tool_without_files_says_so_and_shows_the_hint(graph: MemoryGraph, embedder: TextEmbedder,
+                                                              tmp_path: Path) -> None:
+    """A conversation with no file keeps the plain prompt; a tool the reader names anyway runs, finds nothing, and
+    the results say why and how the tools are called."""
+    data = {"source_id": "tools-chat-plain", "speakers": ["Ann", "Bob"], "sessions": [
+        {"id": "p1", "started_at": "2024-05-01T09:00:00Z", "turns": [
+            {"id": "t1", "speaker": "Ann", "text": "I signed the lease for the flat today."}]}]}
+    path = tmp_path / "plain.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    loaded, _ = load_conversation(path)
+    ingest_conversation(graph, loaded, embedder)
+    model = ScriptedModel(['{"answer": null, "next_query": "list_files: pdf"}', '{"answer": null}'])
+    ctl = Controller(model, graph, embedder, graph.settings, mode="tools", rounds=2, prefetch=True)
+    trace = ctl.answer("Which PDF did Ann send with the lease?", ["tools-chat-plain"])
+    assert model.requests[0].messages[0].text == READER_SYSTEM
+    assert [r.action for r in trace.rounds] == ["search_node", "list_files", "answer"]
+    assert trace.outcome == "abstained"
+    shown = model.requests[1].last_user
+    assert "found nothing new (no shared file matches; " in shown and READER_HINT in shown

@@ -84,9 +84,29 @@ def test_files_are_relative_existing_and_of_every_type(dev: Path) -> None:
             assert set(turn) <= {"id", "speaker", "text", "files"}
             for f in turn.get("files", []):
                 assert not Path(f["path"]).is_absolute() and ".." not in Path(f["path"]).parts
-                assert (dev / f["path"]).is_file() and f["kind"] in ("image", "document", "chart")
+                assert (dev / f["path"]).is_file() and f["kind"] in ("image", "document", "chart", "audio")
     types = file_types(sorted(dev.glob("files-*.json")))
-    assert set(types) == {".pdf", ".jpg", ".png", ".svg", ".csv", ".xlsx", ".docx", ".md"}
+    assert set(types) == {".pdf", ".jpg", ".png", ".svg", ".csv", ".xlsx", ".docx", ".md", ".wav"}
+
+
+def test_voice_notes_are_speech_and_their_answers_are_spoken(dev: Path) -> None:
+    """Each audio question's file is a 16 kHz mono WAV with sound in it; its answer is in the words that were
+    spoken (the generator's sentences are not stored, so the answer is checked against the question's own
+    conversation: never in a turn's text, only in the note)."""
+    import wave
+
+    import numpy as np
+
+    audio = [q for q in load_questions(dev / "questions.json") if q.category == "audio"]
+    assert len(audio) >= 20
+    for q in audio:
+        path = dev / "files" / q.conversation / q.files[0]
+        with wave.open(str(path)) as w:
+            assert (w.getframerate(), w.getnchannels()) == (16000, 1) and w.getnframes() > 16000
+            samples = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
+        assert np.abs(samples.astype(np.int32)).max() > 1000  # speech, not silence
+        said = " ".join(t["text"] for t in _turns(_conversations(dev)[q.conversation]).values()).lower()
+        assert q.answer.lower() not in said, q  # only the voice note holds it
 
 
 def test_document_answers_are_in_the_files(dev: Path) -> None:

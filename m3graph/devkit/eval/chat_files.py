@@ -257,12 +257,13 @@ def score(questions: Sequence[Question], records: dict[str, dict[str, Any]],
 def describe_times(conversations: Sequence[Path], files_root: Path, settings: Settings,
                    work_dir: Path) -> dict[str, dict[str, float]]:
     """Seconds to describe one file of each type with the product's own steps (`ingest.chat.attachments`: type
-    sniffing, text extraction or OCR and colours, and for photos face detection and embedding): the median per
+    sniffing, text extraction or OCR and colours, for photos face detection and embedding, for audio voice
+    activity, speaker embedding and ASR): the median per
     extension, so the first file that loads a model does not set the figure. Not included: embedding the
     surrogate texts and writing them (as for any turn), and resolving faces to entities in the graph."""
     import statistics
 
-    from m3graph.ingest.chat.attachments import photo_faces, surrogate_texts
+    from m3graph.ingest.chat.attachments import audio_voices, photo_faces, surrogate_texts
     from m3graph.perception.file_types import sniff
 
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -277,6 +278,8 @@ def describe_times(conversations: Sequence[Path], files_root: Path, settings: Se
                     surrogate_texts(file, ftype, f.get("kind") or ftype.kind, f["name"], turn["speaker"], settings)
                     if ftype.parser == "image":
                         photo_faces(file, settings, work_dir, 0.0)
+                    elif ftype.parser == "audio" and settings.files.audio_voices:
+                        audio_voices(file, settings, work_dir, 0.0)
                     seconds[file.suffix.lower()].append(time.perf_counter() - t0)
     return {ext: {"files": len(v), "seconds_per_file": round(statistics.median(v), 3)}
             for ext, v in sorted(seconds.items())}

@@ -12,6 +12,13 @@ Each file's surrogate is text a search can find, one episodic memory per passage
 comes from: ``[file receipt.pdf, document, page 2, shared by Ann] ...``. All of it passes `safe_text`, like a
 chat turn: a ``<face_3>`` written in a PDF or read by OCR is text, never a reference to an entity.
 
+An audio file (a voice note) goes through the video path's voices (`perception.voices.perceive_voices`: voice
+activity, the speaker embedder, turns and Whisper ASR): its surrogate is one memory per transcribed utterance,
+``[file memo.wav, audio, 0:02-0:06, shared by Ann] the words; voice: <voice_7>``, the voice tagged once the
+session resolves it to a persistent Voice entity (as a photo's faces are), and the utterances' snippets are kept
+with the session's clip. Without the ASR or speaker models (`files.audio_voices` off, or audio libsndfile cannot
+read) the file is kept with a one-line "not transcribed" surrogate, never refused.
+
 A bad file (outside the root, too big, not an allowed type, an image that is not one, a corrupt or
 password-protected PDF, a zip bomb) is refused on its own with a one-line reason (`FileProblem`); the turn and
 the rest of the conversation are still ingested.
@@ -32,8 +39,8 @@ from pathlib import Path
 
 from m3graph.graphdb.tags import safe_text
 from m3graph.ingest.chat.model import FileRef, Turn
-from m3graph.ingest.clip_media import keyed_faces, publish_folder
-from m3graph.observations import FaceCluster
+from m3graph.ingest.clip_media import keyed_faces, keyed_voices, publish_folder
+from m3graph.observations import FaceCluster, VoiceCluster
 from m3graph.perception import documents, still_image
 from m3graph.perception.file_types import FileRejected, FileType, sniff
 from m3graph.settings import Settings
@@ -58,6 +65,8 @@ class SharedFile:
     shared_at: datetime | None
     surrogates: tuple[str, ...]
     faces: tuple[FaceCluster, ...] = ()  # a photo's faces (labels local to the photo), resolved with the session
+    voices: tuple[VoiceCluster, ...] = ()  # an audio file's voices (labels local to the file), likewise
+    voice_of: tuple[int, ...] = ()  # per surrogate of an audio file: the label of the voice that says it
 
     def row(self) -> dict[str, object]:
         return {"turn_id": self.turn_id, "sha256": self.sha256, "kind": self.kind, "mime": self.mime,
@@ -162,6 +171,40 @@ def photo_faces(path: Path, settings: Settings, crop_dir: Path | None, start_s: 
     return found
 
 
+def audio_voices(path: Path, settings: Settings, snippet_dir: Path | None, start_s: float) -> list[VoiceCluster]:
+    """An audio file's voices and their transcribed utterances, through the video path's perception (times are
+    on the session's timeline: the file starts at `start_s`); [] with a warning when the models or the decoder
+    fail, so the file is still kept."""
+    try:
+        from m3graph.perception.voices import perceive_voices
+    except ImportError as exc:
+        log.warning("%s: no speech perception (%s); the audio is kept untranscribed", path.name, exc)
+        return []
+    try:
+        found = perceive_voices(path, settings, start_s, snippet_dir)
+    except Exception as exc:  # a model that cannot load, or audio the decoder cannot read: this file only
+        log.warning("%s: not transcribed (%s: %s)", path.name, type(exc).__name__, str(exc)[:160])
+        return []
+    found = keyed_voices(settings, found)
+    if snippet_dir is not None:
+        publish_folder(settings, (u.audio_uri for c in found for u in c.utterances), snippet_dir)
+    return found
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(max(0, round(seconds)), 60)
+    return f"{minutes}:{secs:02d}"
+
+
+def transcript_lines(name: str, kind: str, speaker: str, voices: list[VoiceCluster], start_s: float,
+                     settings: Settings) -> list[tuple[str, int]]:
+    """(surrogate text, voice label) per utterance in time order, its time within the file in the header."""
+    said = sorted((u.start_s, u.end_s, u.text, c.label) for c in voices for u in c.utterances if u.text.strip())
+    cap = settings.files.passage_chars
+    return [(f"{_header(name, kind, f'{_clock(a - start_s)}-{_clock(b - start_s)}', speaker)} "
+             f"{' '.join(text.split())[:cap]}", label) for a, b, text, label in said]
+
+
 def surrogate_texts(path: Path, ftype: FileType, kind: str, name: str, speaker: str,
                     settings: Settings, faces: int = 0) -> list[str]:
     """The memory texts that stand for the file in search (before `safe_text`); a photo's face tags are added
@@ -186,9 +229,10 @@ def surrogate_texts(path: Path, ftype: FileType, kind: str, name: str, speaker: 
 
 
 def share(settings: Settings, root: Path, turn: Turn, ref: FileRef, shared_at: datetime | None,
-          crop_dir: Path | None = None, start_s: float = 0.0) -> SharedFile:
+          crop_dir: Path | None = None, start_s: float = 0.0, snippet_dir: Path | None = None) -> SharedFile:
     """One file of one turn, checked, stored and described; raises `FileRejected` with the reason. A photo's
-    face crops go under `crop_dir` (the session clip's crops, deleted with it)."""
+    face crops go under `crop_dir`, an audio file's voice snippets under `snippet_dir` (the session clip's,
+    deleted with it)."""
     max_bytes = int(settings.files.max_file_mb * 2**20)
     source = resolve(root, ref, max_bytes)
     name = safe_text(ref.display_name)
@@ -204,13 +248,28 @@ def share(settings: Settings, root: Path, turn: Turn, ref: FileRef, shared_at: d
             faces.extend(photo_faces(path, settings, crop_dir / sha[:16] if crop_dir else None, start_s))
         return surrogate_texts(path, ftype, kind, name, turn.speaker, settings, len(faces))
 
-    texts = store(settings, source, sha, ftype.ext, describe)
+    voices: list[VoiceCluster] = []
+    voice_of: list[int] = []
+
+    def describe_any(path: Path) -> list[str]:
+        if ftype.parser != "audio" or not settings.files.audio_voices:
+            return describe(path)
+        voices.extend(audio_voices(path, settings, snippet_dir / sha[:16] if snippet_dir else None, start_s))
+        lines = transcript_lines(name, kind, turn.speaker, voices, start_s, settings)
+        if not lines:
+            voices.clear()
+            return describe(path)
+        voice_of.extend(label for _, label in lines)
+        return [text for text, _ in lines]
+
+    texts = store(settings, source, sha, ftype.ext, describe_any)
     return SharedFile(turn.turn_id, sha, kind, ftype.mime, size, name, stored_path(settings, sha, ftype.ext),
-                      shared_at, tuple(safe_text(t) for t in texts), tuple(faces))
+                      shared_at, tuple(safe_text(t) for t in texts), tuple(faces), tuple(voices), tuple(voice_of))
 
 
 def share_all(settings: Settings, root: Path | None, turns: tuple[Turn, ...], shared_at: datetime | None,
-              crop_dir: Path | None = None, start_s: float = 0.0) -> tuple[list[SharedFile], list[FileProblem]]:
+              crop_dir: Path | None = None, start_s: float = 0.0, snippet_dir: Path | None = None
+              ) -> tuple[list[SharedFile], list[FileProblem]]:
     """Every file of `turns`; a refused file is a `FileProblem` (logged), never a failed session."""
     shared: list[SharedFile] = []
     problems: list[FileProblem] = []
@@ -219,7 +278,7 @@ def share_all(settings: Settings, root: Path | None, turns: tuple[Turn, ...], sh
             try:
                 if root is None:
                     raise FileRejected("no files root is allowed for this conversation")
-                shared.append(share(settings, root, turn, ref, shared_at, crop_dir, start_s))
+                shared.append(share(settings, root, turn, ref, shared_at, crop_dir, start_s, snippet_dir))
             except FileRejected as exc:
                 problems.append(FileProblem(turn.turn_id, ref.path, str(exc)))
             except Exception as exc:  # a parser's own failure on hostile bytes: this file only

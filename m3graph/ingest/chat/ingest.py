@@ -51,7 +51,7 @@ from m3graph.graphdb.types import ClipInfo, MemoryIn, check_video_id, clip_key
 from m3graph.ingest.chat.attachments import FileProblem, SharedFile, share_all
 from m3graph.ingest.chat.model import Conversation, Session, Turn
 from m3graph.ingest.chat.photo_names import introduced_name
-from m3graph.observations import FaceCluster
+from m3graph.observations import FaceCluster, VoiceCluster
 
 TURN_SECONDS = 10.0  # default of settings.chat.turn_seconds: a turn without cue times on the timeline
 MAX_SPEAKER_CHARS = 200  # a longer "name" is not a name; it would leave no room for the turn in a memory
@@ -73,6 +73,7 @@ class SessionMemory:
     file_sha256: str | None = None  # a shared file's surrogate: the file it stands for (attachments.py)
     face_labels: tuple[int, ...] = ()  # a photo's faces (session-wide cluster labels), tagged once resolved
     face_name: str | None = None  # the name the sharing turn gives the photo's one face (photo_names.py)
+    voice_label: int | None = None  # an audio file's utterance: the voice saying it (session-wide label)
 
 
 def turn_memory(turn: Turn) -> SessionMemory:
@@ -171,6 +172,7 @@ class _Planned:
     spans: list[tuple[float, float]]
     files: list[SharedFile] = field(default_factory=list)
     faces: list[FaceCluster] = field(default_factory=list)  # every shared photo's faces, labels unique per session
+    voices: list[VoiceCluster] = field(default_factory=list)  # every shared audio file's voices, likewise
 
 
 def _parts(body: str, size: int) -> list[str]:
@@ -263,21 +265,28 @@ def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEm
         mems = memorizer.memorize(conv, session) if memorizer else [turn_memory(t) for t in session.turns]
         shared: list[SharedFile] = []
         faces: list[FaceCluster] = []
+        voices: list[VoiceCluster] = []
         if any(t.files for t in session.turns):
-            crops = ClipFiles(graph.settings, conv.source_id, clip.clip_index).crops
-            shared, problems = share_all(graph.settings, files_root, session.turns, session.started_at, crops, start)
+            where = ClipFiles(graph.settings, conv.source_id, clip.clip_index)
+            shared, problems = share_all(graph.settings, files_root, session.turns, session.started_at, where.crops,
+                                         start, where.snippets)
             summary.files_refused += [str(FileProblem(p.turn_id, p.path, p.reason)) for p in problems]
             said = {t.turn_id: t.text for t in session.turns}
             for f in shared:
                 labels = tuple(range(len(faces), len(faces) + len(f.faces)))
                 faces += [c.model_copy(update={"label": k}) for k, c in zip(labels, f.faces, strict=True)]
+                heard = {c.label: len(voices) + i for i, c in enumerate(f.voices)}  # file label -> session label
+                voices += [c.model_copy(update={"label": heard[c.label]}) for c in f.voices]
+                said_by = [heard.get(v) for v in f.voice_of] if f.voice_of else [None] * len(f.surrogates)
                 mems = mems + [SessionMemory("episodic", text, (f.turn_id,), file_sha256=f.sha256,
-                                             face_labels=labels) for text in f.surrogates]
+                                             face_labels=labels, voice_label=v)
+                               for text, v in zip(f.surrogates, said_by, strict=True)]
                 who = introduced_name(said.get(f.turn_id, ""), conv.speakers) if len(labels) == 1 else None
                 if who is not None:  # the one face of the photo, named by its turn: a name fact about the face
                     mems.append(SessionMemory("semantic", f"The person in the photo {f.name} is called {who}.",
                                               (f.turn_id,), face_labels=labels, face_name=who))
-        plans.append(_Planned(session, clip, mems, np.zeros((0, 0), dtype=np.float32), spans, shared, faces))
+        plans.append(_Planned(session, clip, mems, np.zeros((0, 0), dtype=np.float32), spans, shared, faces,
+                              voices))
     texts = [m.text for p in plans for m in p.memories]
     vectors = embedder.embed(texts)
     if len(vectors) != len(texts):
@@ -325,11 +334,14 @@ def _write_session(graph: MemoryGraph, conv: Conversation, p: _Planned) -> int |
             photo_faces.setdefault(m.source_ids[0], []).extend(k for k in m.face_labels
                                                                if k not in photo_faces.get(m.source_ids[0], []))
 
-    def render(ids: Mapping[str, int], faces: Mapping[int, int], known: Mapping[int, str]) -> list[MemoryIn]:
-        # The only entities this session's memories may name: its speakers and the faces of its shared photos.
+    def render(ids: Mapping[str, int], faces: Mapping[int, int], known: Mapping[int, str],
+               voices: Mapping[int, int]) -> list[MemoryIn]:
+        # The only entities this session's memories may name: its speakers, the faces of its shared photos and
+        # the voices of its shared audio files.
         # `known`: the names facts already give these faces (face entity id -> name); a name said in this
         # session wins, so a photo's surrogate reads "faces: <face_3> (Lena)".
-        resolved = {("speaker", i) for i in ids.values()} | {("face", i) for i in faces.values()}
+        resolved = ({("speaker", i) for i in ids.values()} | {("face", i) for i in faces.values()}
+                    | {("voice", i) for i in voices.values()})
         memories = []
         for m, vec in zip(p.memories, p.embeddings, strict=True):
             spans = [span_of[s] for s in m.source_ids if s in span_of]
@@ -348,13 +360,15 @@ def _write_session(graph: MemoryGraph, conv: Conversation, p: _Planned) -> int |
                     text = f"{text} [in the photo: {', '.join(shown)}]"
             if tags:
                 text = f"{text}; faces: {', '.join(tags)}"
+            if m.voice_label is not None and m.voice_label in voices:  # who says this line of an audio file
+                text = f"{text}; voice: <voice_{voices[m.voice_label]}>"
             text = safe_text(text, resolved)  # the last gate: nothing reaches MENTIONS that this step did not resolve
             memories.append(MemoryIn(kind=m.kind, text=text, embedding=vec.tolist(), start_s=start, end_s=end,
                                      source_ids=m.source_ids, times=TimeNotes.of(text, p.clip.started_at)))
         return memories
 
     return graph.write_chat_session(conv.source_id, p.session.session_key, p.clip, keys, turns_by,
-                                    len(p.session.turns), render, _file_links(p), p.faces)
+                                    len(p.session.turns), render, _file_links(p), p.faces, p.voices)
 
 
 def _file_links(p: _Planned) -> FileLinks:
