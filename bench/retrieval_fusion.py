@@ -51,7 +51,7 @@ from bench.retrieval_methods import (
     summarize,
 )
 from m3graph.dates import MONTH_NAMES
-from m3graph.graphdb.search import named_months
+from m3graph.graphdb.query_text import named_months
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -194,7 +194,7 @@ class FusionRanker(Ranker):
 
     def date_match(self, question: str) -> np.ndarray:
         """1 for clips whose session date has the month (and year, when given) that the question names (the
-        product's `graphdb.search.named_months`)."""
+        product's `graphdb.query_text.named_months`)."""
         months, years = named_months(question)
         out = np.zeros(self.c.n_clips)
         if not months:

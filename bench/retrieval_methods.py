@@ -35,7 +35,7 @@ import numpy as np
 
 from m3graph.devkit.eval.retrieval import BM25 as EvalBM25
 from m3graph.devkit.eval.retrieval import CATEGORIES, NO_EVIDENCE_CATEGORIES
-from m3graph.graphdb.search import STOP_WORDS
+from m3graph.graphdb.query_text import STOP_WORDS
 from m3graph.ingest.chat.ingest import turn_line
 from m3graph.ingest.chat.locomo import load_locomo
 

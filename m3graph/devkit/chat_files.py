@@ -30,81 +30,17 @@ import csv
 import json
 import random
 import shutil
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from m3graph.devkit import chat_files_render as render
 from m3graph.devkit import chat_files_words as w
+from m3graph.devkit.chat_files_model import Draft, Question, Turn
 from m3graph.devkit.labelled_media import DEFAULT_IDENTITY
 
 CATEGORIES = ("document", "photo", "chart", "file", "text", "audio")
-@dataclass
-class Turn:
-    id: str
-    speaker: str
-    text: str
-    files: list[dict[str, str]] = field(default_factory=list)
-
-
-@dataclass
-class Question:
-    id: str
-    conversation: str
-    question: str
-    answer: str
-    evidence: list[str]
-    category: str
-    file_scoped: bool
-    files: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _Conv:
-    """One conversation being built: its turns per session and the questions its facts give."""
-
-    cid: str
-    user: str
-    friend: str
-    out: Path
-    rng: random.Random
-    dates: list[datetime]
-    sessions: list[list[Turn]] = field(default_factory=list)
-    questions: list[Question] = field(default_factory=list)
-    shared: list[dict[str, Any]] = field(default_factory=list)  # every file: name, kind, ext, session, turn
-    ocr_truth: dict[str, list[str]] = field(default_factory=dict)  # image path -> the lines drawn in it
-
-    def say(self, session: int, speaker: str, text: str, *files: tuple[str, str, str]) -> str:
-        """Appends a turn (files as (relative path, name, kind)); returns its id."""
-        turns = self.sessions[session]
-        tid = f"S{session + 1}:{len(turns) + 1}"
-        entries = [{"path": p, "name": n, "kind": k} for p, n, k in files]
-        turns.append(Turn(tid, speaker, text, entries))
-        for p, n, k in files:
-            self.shared.append({"name": n, "kind": k, "ext": Path(n).suffix.lower(), "session": session,
-                                "turn": tid, "path": p})
-        return tid
-
-    def reply(self, session: int) -> None:
-        self.say(session, self.friend, self.rng.choice(("Got it, thanks!", "Nice, saved.", "Thanks for sharing.",
-                                                        "Great, I'll keep that.", "Oh, lovely!")))
-
-    def path(self, name: str) -> tuple[Path, str]:
-        rel = f"files/{self.cid}/{name}"
-        target = self.out / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        return target, rel
-
-    def ask(self, question: str, answer: str, evidence: list[str], category: str, file_scoped: bool,
-            files: list[str] | None = None) -> None:
-        qid = f"{self.cid}/q{len(self.questions)}"
-        self.questions.append(Question(qid, self.cid, question, answer, evidence, category, file_scoped,
-                                       files or []))
-
-    def day(self, session: int) -> str:
-        d = self.dates[session]
-        return f"{d.day} {w.MONTHS[d.month - 1]} {d.year}"
 
 
 def _identities(identity_dir: Path) -> dict[str, list[str]]:
@@ -119,7 +55,7 @@ def _identities(identity_dir: Path) -> dict[str, list[str]]:
     return {k: sorted(v) for k, v in sorted(people.items())}
 
 
-def _receipt(c: _Conv, session: int, store: str, serial: int, photo: bool = False) -> None:
+def _receipt(c: Draft, session: int, store: str, serial: int, photo: bool = False) -> None:
     """A receipt as a PDF, or (`photo`) as a JPEG photo of the paper, which only OCR can read."""
     rng = c.rng
     number = str(rng.randrange(10000, 99999))
@@ -146,7 +82,7 @@ def _receipt(c: _Conv, session: int, store: str, serial: int, photo: bool = Fals
           [name])
 
 
-def _invoice(c: _Conv, session: int, vendor: str, serial: int) -> None:
+def _invoice(c: Draft, session: int, vendor: str, serial: int) -> None:
     rng = c.rng
     number = f"INV-{rng.randrange(1000, 9999)}"
     amount = rng.randrange(8000, 190000) / 100
@@ -165,7 +101,7 @@ def _invoice(c: _Conv, session: int, vendor: str, serial: int) -> None:
           True, [name])
 
 
-def _note(c: _Conv, session: int, kind: str) -> str:
+def _note(c: Draft, session: int, kind: str) -> str:
     """A DOCX or Markdown note with a code in it; returns the file name."""
     rng = c.rng
     code = str(rng.randrange(1000, 9999))
@@ -185,7 +121,7 @@ def _note(c: _Conv, session: int, kind: str) -> str:
     return name
 
 
-def _chart(c: _Conv, session: int, series: tuple[str, str], fmt: str, serial: int) -> None:
+def _chart(c: Draft, session: int, series: tuple[str, str], fmt: str, serial: int) -> None:
     rng = c.rng
     title, unit = series
     n = rng.randrange(6, 13)
@@ -221,12 +157,12 @@ def _chart(c: _Conv, session: int, series: tuple[str, str], fmt: str, serial: in
 
 
 def _build_conversation(index: int, out: Path, people: dict[str, list[str]], identity_dir: Path,
-                        seed: int) -> _Conv:
+                        seed: int) -> Draft:
     rng = random.Random(f"{seed}/{index}")
     cid = f"files-{index + 1:02d}"
     start = datetime(2024, 1, 8, 9, 0, tzinfo=UTC) + timedelta(days=17 * index)
     dates = [start + timedelta(days=12 * s + rng.randrange(0, 3), hours=rng.randrange(0, 9)) for s in range(5)]
-    c = _Conv(cid, w.USERS[index % len(w.USERS)], w.FRIENDS[index % len(w.FRIENDS)], out, rng, dates,
+    c = Draft(cid, w.USERS[index % len(w.USERS)], w.FRIENDS[index % len(w.FRIENDS)], out, rng, dates,
               [[] for _ in range(5)])
     u = c.user
     city, pet, hobby, dish, car = (rng.choice(x) for x in (w.CITIES, w.PETS, w.HOBBIES, w.DISHES, w.CAR_COLOURS))
@@ -320,7 +256,7 @@ def _build_conversation(index: int, out: Path, people: dict[str, list[str]], ide
     return c
 
 
-def _voice_notes(c: _Conv, rng: random.Random) -> None:
+def _voice_notes(c: Draft, rng: random.Random) -> None:
     """Two voice notes by the user (one espeak voice, so one persistent Voice), in sessions 4 and 5, whose words
     answer two questions each; the turn that shares them says nothing of their content."""
     u = c.user
@@ -343,7 +279,7 @@ def _voice_notes(c: _Conv, rng: random.Random) -> None:
             c.ask(question, answer, [tid], "audio", True, [name])
 
 
-def _file_questions(c: _Conv, contract: str, contract_turn: str, city: str, deposit: int, note_docx: str,
+def _file_questions(c: Draft, contract: str, contract_turn: str, city: str, deposit: int, note_docx: str,
                     note_md: str) -> None:
     """Files found by type and time: the answer is a file's name (or what it says), evidence its sharing turn."""
     u = c.user

@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from m3graph.fact_versions import VersionView
-from m3graph.graphdb.search import CURRENT, STOP_WORDS, MemorySearch, lucene_query_terms
+from m3graph.graphdb.query_text import STOP_WORDS, lucene_query_terms
+from m3graph.graphdb.search import CURRENT, MemorySearch
 from m3graph.graphdb.types import ClipResult, RenderedMemory
 from m3graph.settings import FollowUpConfig
 

@@ -8,7 +8,7 @@ from datetime import datetime
 import numpy as np
 import pytest
 
-from m3graph.graphdb.search import lucene_phrase, lucene_phrase_terms, lucene_query_terms
+from m3graph.graphdb.query_text import lucene_phrase, lucene_phrase_terms, lucene_query_terms
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, ClipResult
 from m3graph.settings import BGE_TEXT_MODEL, PACKAGED_TEXT_MODEL, TEXT_MODEL_FLOORS, TEXT_MODEL_VECTOR_WEIGHTS, Settings

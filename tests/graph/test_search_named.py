@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from m3graph.graphdb.search import MemorySearch, named_months, query_words
+from m3graph.graphdb.query_text import named_months, query_words
+from m3graph.graphdb.search import MemorySearch
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, ClipResult
 from m3graph.ingest.chat.ingest import ingest_conversation

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from m3graph.devkit.chat_files import CATEGORIES, Question, build, load_questions
+from m3graph.devkit.chat_files import CATEGORIES, build, load_questions
+from m3graph.devkit.chat_files_model import Question
 from m3graph.devkit.eval.chat_files import (
     ChatFilesReport,
     describe_times,

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from m3graph.devkit.chat_files import CATEGORIES, Question, build, load_questions
+from m3graph.devkit.chat_files import CATEGORIES, build, load_questions
+from m3graph.devkit.chat_files_model import Question
 from m3graph.devkit.eval.judge import answer_match
 from m3graph.devkit.eval.runner import EvalItem
 from m3graph.devkit.labelled_media import DEFAULT_IDENTITY

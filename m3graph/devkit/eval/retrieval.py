@@ -30,7 +30,7 @@ import numpy as np
 
 from m3graph.embedding import query_embed
 from m3graph.errors import InvalidInputError
-from m3graph.graphdb.search import STOP_WORDS
+from m3graph.graphdb.query_text import STOP_WORDS
 from m3graph.graphdb.types import ClipResult
 from m3graph.ingest.chat.ingest import ingest_conversation
 from m3graph.ingest.chat.locomo import load_locomo
