@@ -45,6 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from m3graph.localserver.processes import alive
+
 log = logging.getLogger(__name__)
 
 PREFIX = "m3h-"
@@ -103,20 +105,6 @@ def _kill_namespace(ns: str) -> None:
     _ip("netns", "del", ns, check=False)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    status = Path(f"/proc/{pid}/status")
-    with contextlib.suppress(OSError):
-        if "State:\tZ" in status.read_text():
-            return False
-    return True
-
-
 def cleanup_stale(everything: bool = False) -> list[str]:
     """Removes every harness whose owner process is gone (`everything`: every harness, and any ``m3h-``
     namespace no state file claims). Returns what was removed."""
@@ -128,7 +116,8 @@ def cleanup_stale(everything: bool = False) -> list[str]:
         except (OSError, ValueError):
             continue
         owned = [str(n) for n in state.get("namespaces", [])]
-        if not everything and _pid_alive(int(state.get("owner", 0))):
+        owner = int(state.get("owner", 0))
+        if not everything and (owner <= 0 or alive(owner)):  # no owner recorded: never take it for dead
             claimed.update(owned)
             continue
         for ns in owned:
