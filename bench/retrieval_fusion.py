@@ -42,13 +42,17 @@ from bench.retrieval_methods import (
     Config,
     Ranker,
     add_vectors,
+    clip_order,
+    fuse,
     grid,
     load_convs,
     loco,
+    neighbour_context,
     query_terms,
     session_bm25_baseline,
     stem,
     summarize,
+    top_memories,
 )
 from m3graph.dates import MONTH_NAMES
 from m3graph.graphdb.query_text import named_months
@@ -111,7 +115,7 @@ class FusionRanker(Ranker):
             terms = [t for t in terms if t not in names]
         bm25 = self.bm(cfg.k1, cfg.b)
         bm = bm25.scores(terms)
-        score, found = self._fuse(cfg, cos, bm)
+        score, found = fuse(cos, bm, cfg.floor, cfg.pool, cfg.w, cfg.fusion, weighted_rrf=True)
         if cfg.ask_pen > 0:
             score = score * np.where(self.asks, 1.0 - cfg.ask_pen, 1.0)
         bonus = np.zeros(n)
@@ -148,12 +152,8 @@ class FusionRanker(Ranker):
             hit = found & (near > cfg.floor)
             best = near[hit].max() if hit.any() else 1.0
             score = score + cfg.hop_w * np.where(hit, (near - cfg.floor) / max(best - cfg.floor, 1e-9), 0.0)
-        same_prev = np.r_[False, c.clip[1:] == c.clip[:-1]]
-        same_next = np.r_[c.clip[:-1] == c.clip[1:], False]
         base = np.where(found, score, 0.0)
-        ctx = np.zeros(n)
-        ctx[1:] += np.where(same_prev[1:], base[:-1], 0.0)
-        ctx[:-1] += np.where(same_next[:-1], base[1:], 0.0)
+        ctx = neighbour_context(c.clip, base)
         cand = found | (cfg.fill & (ctx > 0))
         fused = np.where(cand, base + cfg.beta * ctx, -np.inf)
         clip_scores = self._clips(cfg, fused, cand, terms, prf_terms)
@@ -164,19 +164,10 @@ class FusionRanker(Ranker):
             part = (cmax - cfg.floor) / (best - cfg.floor) if best > cfg.floor else np.zeros(c.n_clips)
             clip_scores = (1 - cfg.clip_cos) * clip_scores + cfg.clip_cos * part
         fused = fused + bonus
-        order = sorted(range(len(clip_scores)), key=lambda k: (-clip_scores[k], k))
-        order = [k for k in order if np.isfinite(clip_scores[k])]
         if cfg.date_bonus > 0:
             clip_scores = clip_scores + cfg.date_bonus * self.date_match(q["question"])
-            order = sorted(range(len(clip_scores)), key=lambda k: (-clip_scores[k], k))
-            order = [k for k in order if np.isfinite(clip_scores[k])]
-        mem_score = fused.copy()
-        if cfg.clip_prior > 0 and order:
-            best = clip_scores[order[0]]
-            prior = np.where(np.isfinite(clip_scores), clip_scores, 0.0) / (best or 1.0)
-            mem_score = np.where(cand, fused + cfg.clip_prior * prior[c.clip], -np.inf)
-        idx = np.flatnonzero(cand)
-        top_mem = idx[np.argsort(-mem_score[idx], kind="stable")][:10].tolist()
+        order = clip_order(clip_scores)
+        top_mem = top_memories(fused, cand, c.clip, clip_scores, order, cfg.clip_prior)
         if cfg.cover > 0 and len(order) > 1:  # the second clip covers question words the first lacks
             return [order[0], self.second_clip(cfg, order, clip_scores, terms)], top_mem
         return order[:2], top_mem
@@ -205,28 +196,6 @@ class FusionRanker(Ranker):
                                                                                            for y in years)):
                 out[k] = 1.0
         return out
-
-    def _fuse(self, cfg: FusionConfig, cos: np.ndarray, bm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        n = len(cos)
-        score = np.zeros(n)
-        found = np.zeros(n, dtype=bool)
-        above = np.flatnonzero(cos >= cfg.floor)
-        vtop = above[np.argsort(-cos[above], kind="stable")][: cfg.pool]
-        btop = np.flatnonzero(bm > 0)
-        btop = btop[np.argsort(-bm[btop], kind="stable")][: cfg.pool]
-        w = cfg.w if len(btop) else 1.0
-        if cfg.fusion == "rrf":
-            score[vtop] += w / (60 + np.arange(1, len(vtop) + 1))
-            score[btop] += (1 - w) / (60 + np.arange(1, len(btop) + 1))
-        else:
-            if len(vtop):
-                best = cos[vtop[0]]
-                score[vtop] += w * ((cos[vtop] - cfg.floor) / (best - cfg.floor) if best > cfg.floor else 1.0)
-            if len(btop):
-                score[btop] += (1 - w) * bm[btop] / (bm[btop[0]] or 1.0)
-        found[vtop] = True
-        found[btop] = True
-        return score, found
 
     def _clips(self, cfg: FusionConfig, fused: np.ndarray, cand: np.ndarray, terms: list[str],
                prf_terms: list[str]) -> np.ndarray:

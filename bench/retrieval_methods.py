@@ -367,6 +367,61 @@ def session_docs(conv: Conv, date: bool) -> list[list[str]]:
     return out
 
 
+def fuse(cos: np.ndarray, bm: np.ndarray, floor: float, pool: int, w: float, fusion: str,
+         weighted_rrf: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(score, found) of every memory: the product's hybrid step offline. The vector ranking (floored, its top
+    `pool`) and the BM25 ranking (its top `pool`) fused by normalised scores (vector share `w`, 1 without BM25
+    hits) or by RRF (k = 60; `weighted_rrf` weighs the two lists by w and 1 - w instead of equally)."""
+    score = np.zeros(len(cos))
+    found = np.zeros(len(cos), dtype=bool)
+    above = np.flatnonzero(cos >= floor)
+    vtop = above[np.argsort(-cos[above], kind="stable")][:pool]
+    btop = np.flatnonzero(bm > 0)
+    btop = btop[np.argsort(-bm[btop], kind="stable")][:pool]
+    w = w if len(btop) else 1.0
+    if fusion == "rrf":
+        wv, wb = (w, 1 - w) if weighted_rrf else (1.0, 1.0)
+        score[vtop] += wv / (60 + np.arange(1, len(vtop) + 1))
+        score[btop] += wb / (60 + np.arange(1, len(btop) + 1))
+    else:
+        if len(vtop):
+            best = cos[vtop[0]]
+            score[vtop] += w * ((cos[vtop] - floor) / (best - floor) if best > floor else 1.0)
+        if len(btop):
+            score[btop] += (1 - w) * bm[btop] / (bm[btop[0]] or 1.0)
+    found[vtop] = True
+    found[btop] = True
+    return score, found
+
+
+def neighbour_context(clip: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """Each memory's neighbours' scores within its own clip (the line before plus the line after)."""
+    same_prev = np.r_[False, clip[1:] == clip[:-1]]
+    same_next = np.r_[clip[:-1] == clip[1:], False]
+    ctx = np.zeros(len(base))
+    ctx[1:] += np.where(same_prev[1:], base[:-1], 0.0)
+    ctx[:-1] += np.where(same_next[:-1], base[1:], 0.0)
+    return ctx
+
+
+def clip_order(clip_scores: np.ndarray) -> list[int]:
+    """Clips by score, best first (ties by index), without those no candidate reached."""
+    order = sorted(range(len(clip_scores)), key=lambda k: (-clip_scores[k], k))
+    return [k for k in order if np.isfinite(clip_scores[k])]
+
+
+def top_memories(fused: np.ndarray, cand: np.ndarray, clip: np.ndarray, clip_scores: np.ndarray,
+                 order: list[int], clip_prior: float, k: int = 10) -> list[int]:
+    """The top-k candidate memories, each lifted by `clip_prior` times its clip's score (scaled by the best)."""
+    mem_score = fused.copy()
+    if clip_prior > 0 and order:
+        best = clip_scores[order[0]]
+        prior = np.where(np.isfinite(clip_scores), clip_scores, 0.0) / (best or 1.0)
+        mem_score = np.where(cand, fused + clip_prior * prior[clip], -np.inf)
+    idx = np.flatnonzero(cand)
+    return idx[np.argsort(-mem_score[idx], kind="stable")][:k].tolist()
+
+
 class Ranker:
     """Per-conversation state: BM25 indexes for memories and sessions, memory vectors per variant."""
 
@@ -409,54 +464,20 @@ class Ranker:
         """(top-2 clips, top-10 memories) for question qi."""
         c = self.c
         q = c.questions[qi]
-        n = len(c.mem_text)
         qv = c.qvec[cfg.q_vec][qi].astype(np.float64)
         qv = qv / np.linalg.norm(qv)
         cos = self.vectors(cfg) @ qv
         terms = query_terms(q["question"])
         bm = self.bm(cfg.k1, cfg.b).scores(terms)
-        score = np.zeros(n)
-        found = np.zeros(n, dtype=bool)
-        # vector ranking: floored, top `pool`
-        above = np.flatnonzero(cos >= cfg.floor)
-        vtop = above[np.argsort(-cos[above], kind="stable")][: cfg.pool]
-        btop = np.flatnonzero(bm > 0)
-        btop = btop[np.argsort(-bm[btop], kind="stable")][: cfg.pool]
-        w = cfg.w if len(btop) else 1.0
-        if cfg.fusion == "rrf":
-            score[vtop] += 1.0 / (60 + np.arange(1, len(vtop) + 1))
-            score[btop] += 1.0 / (60 + np.arange(1, len(btop) + 1))
-        else:
-            if len(vtop):
-                best = cos[vtop[0]]
-                score[vtop] += w * ((cos[vtop] - cfg.floor) / (best - cfg.floor) if best > cfg.floor else 1.0)
-            if len(btop):
-                score[btop] += (1 - w) * bm[btop] / (bm[btop[0]] or 1.0)
-        found[vtop] = True
-        found[btop] = True
-        # neighbours
-        same_prev = np.r_[False, c.clip[1:] == c.clip[:-1]]
-        same_next = np.r_[c.clip[:-1] == c.clip[1:], False]
+        score, found = fuse(cos, bm, cfg.floor, cfg.pool, cfg.w, cfg.fusion)
         base = np.where(found, score, 0.0)
-        ctx = np.zeros(n)
-        ctx[1:] += np.where(same_prev[1:], base[:-1], 0.0)
-        ctx[:-1] += np.where(same_next[:-1], base[1:], 0.0)
-        fused = np.where(found, base + cfg.beta * ctx, -np.inf)
+        fused = np.where(found, base + cfg.beta * neighbour_context(c.clip, base), -np.inf)
         clip_scores = self.clip_scores(cfg, fused, found, terms, qv)
-        # clips
-        order = sorted(range(len(clip_scores)), key=lambda k: (-clip_scores[k], k))
-        order = [k for k in order if np.isfinite(clip_scores[k])]
+        order = clip_order(clip_scores)
         top_clips = order[:2]
         if cfg.cover > 0 and len(order) > 1:
             top_clips = [order[0], self.second_clip(cfg, order, clip_scores, terms)]
-        # memories
-        mem_score = fused.copy()
-        if cfg.clip_prior > 0 and order:
-            best = clip_scores[order[0]]
-            prior = np.where(np.isfinite(clip_scores), clip_scores, 0.0) / (best or 1.0)
-            mem_score = np.where(found, fused + cfg.clip_prior * prior[c.clip], -np.inf)
-        cand = np.flatnonzero(found)
-        top_mem = cand[np.argsort(-mem_score[cand], kind="stable")][:10].tolist()
+        top_mem = top_memories(fused, found, c.clip, clip_scores, order, cfg.clip_prior)
         return top_clips, top_mem
 
     def clip_scores(self, cfg: Config, fused: np.ndarray, found: np.ndarray, terms: list[str],
