@@ -469,13 +469,17 @@ def judge(cluster: Cluster, counts: dict[str, int], reference: list[str] | None,
 # ---------------------------------------------------------------------------------------------- faults
 
 
+def _outage(cluster: Cluster, host: str, down_s: float, trial: Trial) -> None:
+    """`host`'s link down for `down_s` seconds, then up again (recorded in the trial)."""
+    cluster.hosts.cut(host)
+    time.sleep(down_s)
+    cluster.hosts.restore(host)
+    trial.detail["down_s"] = down_s
+
+
 def _fault_cut(cluster: Cluster, rng: random.Random, trial: Trial) -> None:
     trial.detail["hit_busy"] = wait_busy(cluster, "w1")
-    down = round(rng.uniform(3.0, 12.0), 1)
-    cluster.hosts.cut("w1")
-    time.sleep(down)
-    cluster.hosts.restore("w1")
-    trial.detail["down_s"] = down
+    _outage(cluster, "w1", round(rng.uniform(3.0, 12.0), 1), trial)
 
 
 def _fault_kill(cluster: Cluster, rng: random.Random, trial: Trial) -> None:
@@ -496,11 +500,7 @@ def _fault_add(cluster: Cluster, rng: random.Random, trial: Trial) -> None:
 
 def _fault_store(cluster: Cluster, rng: random.Random, trial: Trial) -> None:
     trial.detail["hit_busy"] = wait_busy(cluster, "w1") or wait_busy(cluster, "w2", 5)
-    down = round(rng.uniform(5.0, 20.0), 1)
-    cluster.hosts.cut("store")
-    time.sleep(down)
-    cluster.hosts.restore("store")
-    trial.detail["down_s"] = down
+    _outage(cluster, "store", round(rng.uniform(5.0, 20.0), 1), trial)
 
 
 def _fault_redis(cluster: Cluster, rng: random.Random, trial: Trial) -> None:
