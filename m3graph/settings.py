@@ -238,6 +238,15 @@ class SearchConfig(BaseModel):
     # A clip that started in a month the query names (in full; "May" capitalised; and in its year when one is given)
     # adds this to its score (best clips score about 1), in both searches.
     date_weight: float = Field(0.5, ge=0, le=2)
+    # search_node: a hit that shares or describes a file brings what it rests on, unranked: the surrogate of each
+    # file a hit turn shares (at most this many of its memories) and the name fact of a person in a hit photo
+    # (the introduction is usually in another session; search/attached_evidence.cypher).
+    attach_file_evidence: bool = True
+    # A turn that shared a file of a type the question names ("the CSV", "the first PDF", "the voice note") adds
+    # this to its score, twice for the first or last such turn when the question asks for it (a priori, as
+    # date_weight: the chat-files set is the only one with files; graphdb/query_text.named_file_types).
+    file_weight: float = Field(0.5, ge=0, le=2)
+    attached_per_file: int = Field(1, ge=1, le=20)
     # Neo4j 2026.x: filter by video and clip inside the vector index (SEARCH ... WHERE); off = the 5.26 path below.
     in_index_filter: bool = True
     # In-index filtering runs one SEARCH per video: over more videos than this the 5.26 path (exact scan or index

@@ -72,3 +72,42 @@ def lucene_phrase_terms(text: str) -> str:
     """
     terms = ['"' + lucene_escape(t) + '"' for t in text.split() if t.strip()]
     return " ".join(terms) if terms else '""'
+
+
+# Words that name a kind or a type of file (list_files' argument and a search question read the same tables).
+FILE_KINDS: dict[str, list[str]] = {
+    "photo": ["image"], "photos": ["image"], "picture": ["image"], "pictures": ["image"], "image": ["image"],
+    "images": ["image"], "chart": ["chart"], "charts": ["chart"], "graph": ["chart"], "document": ["document"],
+    "documents": ["document"], "audio": ["audio"], "recording": ["audio"]}
+FILE_MIMES: dict[str, list[str]] = {
+    "pdf": ["application/pdf"], "pdfs": ["application/pdf"],
+    "csv": ["text/csv"], "xlsx": ["application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"],
+    "spreadsheet": ["text/csv", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"],
+    "excel": ["application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"],
+    "docx": ["application/vnd.openxmlformats-officedocument.wordprocessingml.document"],
+    "word": ["application/vnd.openxmlformats-officedocument.wordprocessingml.document"],
+    "markdown": ["text/markdown"], "md": ["text/markdown"], "svg": ["image/svg+xml"], "png": ["image/png"],
+    "jpeg": ["image/jpeg"], "jpg": ["image/jpeg"], "text": ["text/plain"], "txt": ["text/plain"]}
+# Too common in questions about anything to name a file type there ("what text", "in a word", "the graph").
+_NOT_FILE_WORDS_IN_QUESTIONS = frozenset({"text", "txt", "word", "graph"})
+_FILE_PHRASES = {"word document": "docx", "word file": "docx", "voice note": "recording",
+                 "voice message": "recording", "voice memo": "recording"}
+_FIRST = frozenset({"first", "earliest", "oldest"})
+_LAST = frozenset({"last", "latest", "newest", "recent"})
+
+
+def named_file_types(text: str) -> tuple[list[str], list[str], str]:
+    """(kinds, mime types, order) of the files a question names ("the first PDF Ann shared" -> [],
+    ["application/pdf"], "first"): the turns that shared such files rank higher, and the first or last of them
+    higher still when the question says so (`SearchConfig.file_weight`). Order is "all" when no type is named."""
+    lower = " ".join(_WORD.findall(text.lower()))
+    words = [w for w in lower.split() if w not in _NOT_FILE_WORDS_IN_QUESTIONS]
+    words += [word for phrase, word in _FILE_PHRASES.items() if phrase in lower]
+    kinds = sorted({k for w in words for k in FILE_KINDS.get(w, [])})
+    mimes = sorted({m for w in words for m in FILE_MIMES.get(w, [])})
+    if not kinds and not mimes:
+        return [], [], "all"
+    if mimes:  # "the Word document": the type is the narrower name
+        kinds = []
+    order = "first" if _FIRST & set(words) else "last" if _LAST & set(words) else "all"
+    return kinds, mimes, order

@@ -6,16 +6,20 @@ over an English-analysed index (stemmed, without stop words) are fused by their 
 name or object that the embedder blurs still ranks, and a paraphrase with no shared word still ranks. The
 floor applies to the vector cosine only, never to fused scores. A memory also takes a share of its
 neighbouring lines' scores (an answer often only makes sense after its question), and a clip scores its best
-memory and its BM25 as one document. Two named things in the query move the ranking (chosen leave-one-
-conversation-out, bench/retrieval_fusion.py): a month (clips that started then rank higher, so a question about
-"July 2023" finds July's sessions) and, for `search_node`, a speaker (what a person said is what a question about
-them asks for; it would cost clip recall, so `search_clip` leaves it out). Without text, ranking is the
-reference's (§6.5): a clip scores its best memory's cosine.
+memory and its BM25 as one document. Three named things in the query move the ranking: a month (clips that
+started then rank higher, so a question about "July 2023" finds July's sessions), a file type ("the first PDF":
+the turns that shared one, the first most) and, for `search_node`, a speaker (what a person said is what a
+question about them asks for; it would cost clip recall, so `search_clip` leaves it out); month and speaker
+weights were chosen leave-one-conversation-out (bench/retrieval_fusion.py). Without text, ranking is the
+reference's (§6.5): a clip scores its best memory's cosine. A hybrid `search_node` hit that shares a file brings
+the file's surrogate, and a photo's face the name fact that says who it is (`_attach`): words find the sharing
+turn, not what the file shows or who was introduced sessions before.
 
 `search_clip` returns the top-k clips *not shown yet* (the reference returned nothing once its global top-2
 had been shown); `search_node` returns the top-k memories. Every query filters by video and `before_clip`, so
 an answer can never use the future, and optionally by a window on the clips' absolute start time.
-Each search is ONE statement (`search/ranked`): both rankings, the fusion, the clip scores and the memories shown.
+Each ranking is ONE statement (`search/ranked`): both rankings, the fusion, the clip scores and the memories
+shown; `search_node`'s attached evidence is a second, read-only one.
 On Neo4j 2026.x its variant `search/ranked_2026` filters by video and clip inside the vector index (SEARCH ...
 WHERE); on 5.26 a small filtered candidate set is scanned exactly and a large one goes through the index with
 over-fetch. Tags are rendered as `<character_K>` from the MENTIONS structure, token-exactly.
@@ -36,7 +40,13 @@ from m3graph.dates import TimeNotes
 from m3graph.errors import InvalidInputError
 from m3graph.fact_versions import VersionView
 from m3graph.graphdb.executor import Executor
-from m3graph.graphdb.query_text import lucene_phrase, lucene_query_terms, named_months, query_words
+from m3graph.graphdb.query_text import (
+    lucene_phrase,
+    lucene_query_terms,
+    named_file_types,
+    named_months,
+    query_words,
+)
 from m3graph.graphdb.tags import render_characters
 from m3graph.graphdb.types import ClipResult, RenderedMemory, clip_key
 from m3graph.settings import Settings
@@ -194,7 +204,7 @@ class MemorySearch:
     # -- one statement per search ------------------------------------------------------------------------
     def _ranked(self, query: Sequence[float], text: str | None, scope: Scope, floor: float, by_clip: bool, k: int,
                 exclude: Sequence[str] = (), episodic_only: bool = False, reference: bool = False,
-                view: VersionView = CURRENT) -> list[ClipResult]:
+                view: VersionView = CURRENT) -> list[dict[str, Any]]:
         """Runs `search/ranked` (or its 2026 variant): rankings, fusion, clip scores and memories in ONE round trip.
 
         `reference`: the reference's ranking (no text, no neighbour context, no clip prior: a clip scores its best
@@ -206,6 +216,8 @@ class MemorySearch:
         terms = lucene_query_terms(text, "text") if hybrid and text else None
         months, years = named_months(text) if hybrid and text and self.cfg.date_weight > 0 else ([], [])
         clip_terms = lucene_query_terms(text, "search_text") if hybrid and text else None
+        file_kinds, file_mimes, file_order = named_file_types(text) if hybrid and text and self.cfg.file_weight > 0 \
+            else ([], [], "all")
         caps = self.ex.capabilities
         in_index = (caps.vector_filters and caps.search_clause and self.cfg.in_index_filter
                     and (scope.videos is None or len(scope.videos) <= self.cfg.in_index_max_videos))
@@ -228,15 +240,16 @@ class MemorySearch:
             "words": query_words(text) if hybrid and text else [],
             "speaker_weight": self.cfg.speaker_weight if hybrid and not by_clip else 0.0,
             "months": months, "years": years, "date_weight": self.cfg.date_weight if months else 0.0,
+            "file_kinds": file_kinds, "file_mimes": file_mimes, "file_order": file_order,
+            "file_videos": (videos if videos is not None else self._all_videos()) if file_kinds or file_mimes else [],
+            "file_weight": self.cfg.file_weight,
             "by_clip": by_clip,
             "exclude": list(exclude), "k": k, "episodic_only": episodic_only, **view.params(),
         }
         if in_index:
             params["max_clip"] = _MAX_CLIP if scope.before_clip is None else scope.before_clip
-            rows = self.ex.read("search/ranked_2026", **params)
-        else:
-            rows = self.ex.read("search/ranked", **params)
-        return [_clip_result(r, by_clip, view) for r in rows]
+            return self.ex.read("search/ranked_2026", **params)
+        return self.ex.read("search/ranked", **params)
 
     def _pool(self, want: int) -> int:
         return max(self.cfg.fusion_pool, 5 * want)
@@ -273,7 +286,8 @@ class MemorySearch:
         if scope is None:
             return []
         reference = not (text and self.cfg.hybrid)
-        return self._ranked(query, text, scope, self.floor(threshold), True, k, exclude, episodic_only, reference, view)
+        rows = self._ranked(query, text, scope, self.floor(threshold), True, k, exclude, episodic_only, reference, view)
+        return [_clip_result(r, True, view) for r in rows]
 
     def search_node(self, query: Sequence[float], videos: Sequence[str] | None = None, before_clip: int | None = None,
                     k: int | None = None, characters: Sequence[int] = (), text: str | None = None,
@@ -291,7 +305,29 @@ class MemorySearch:
             return []
         hybrid = bool(text and self.cfg.hybrid)
         floor = self.floor(threshold) if hybrid or threshold is not None else -1.0
-        return self._ranked(query, text, scope, floor, False, k, reference=not hybrid, view=view)  # clips best first
+        rows = self._ranked(query, text, scope, floor, False, k, reference=not hybrid, view=view)
+        found = [_clip_result(r, False, view) for r in rows]  # clips best first
+        linked = any(m.get("file_linked") for r in rows for m in r["memories"])
+        return self._attach(found, scope) if linked and hybrid and self.cfg.attach_file_evidence else found
+
+    def _attach(self, found: list[ClipResult], scope: Scope) -> list[ClipResult]:
+        """Adds what a file-linked hit rests on (`search/attached_evidence`): the surrogate of a file a hit turn
+        shares, and the name fact of a person in a hit photo. They join their clip among the results (a clip not
+        among them comes after, unranked); hits keep their order and their scores."""
+        ids = [m.memory_id for c in found for m in c.memories]
+        if not ids:
+            return found
+        rows = self.ex.read("search/attached_evidence", ids=ids, videos=scope.videos,
+                            before_clip=scope.before_clip, per_file=self.cfg.attached_per_file)
+        if not rows:
+            return found
+        extra = {(c.video_id, c.clip_index): c for c in self._group([r["memory_id"] for r in rows], {})}
+        out = []
+        for c in found:
+            more = extra.pop((c.video_id, c.clip_index), None)
+            out.append(c if more is None else c.model_copy(update={"memories": sorted(
+                [*c.memories, *more.memories], key=lambda m: (m.order_in_clip, m.memory_id))}))
+        return out + list(extra.values())
 
     def _group(self, ids: Sequence[str], scores: dict[str, float | None]) -> list[ClipResult]:
         rows = self.ex.read("search/memories_by_id", ids=list(ids))

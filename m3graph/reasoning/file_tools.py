@@ -29,24 +29,13 @@ from typing import Any
 
 from m3graph.graphdb.executor import Executor
 from m3graph.graphdb.facts import character_names
+from m3graph.graphdb.query_text import FILE_KINDS, FILE_MIMES
 from m3graph.graphdb.search import render_memory
 from m3graph.graphdb.tags import safe_text
 from m3graph.settings import Settings
 
 MAX_FILES = 20
 MAX_LOOK_CHARS = 4000
-_KINDS = {"photo": ["image"], "photos": ["image"], "picture": ["image"], "pictures": ["image"], "image": ["image"],
-          "images": ["image"], "chart": ["chart"], "charts": ["chart"], "graph": ["chart"], "document": ["document"],
-          "documents": ["document"], "audio": ["audio"], "recording": ["audio"]}
-_MIMES = {
-    "pdf": ["application/pdf"], "pdfs": ["application/pdf"],
-    "csv": ["text/csv"], "xlsx": ["application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"],
-    "spreadsheet": ["text/csv", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"],
-    "excel": ["application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"],
-    "docx": ["application/vnd.openxmlformats-officedocument.wordprocessingml.document"],
-    "word": ["application/vnd.openxmlformats-officedocument.wordprocessingml.document"],
-    "markdown": ["text/markdown"], "md": ["text/markdown"], "svg": ["image/svg+xml"], "png": ["image/png"],
-    "jpeg": ["image/jpeg"], "jpg": ["image/jpeg"], "text": ["text/plain"], "txt": ["text/plain"]}
 _DATE = r"(\d{4}-\d{2}-\d{2})"
 _WHEN = re.compile(rf"\b(after|since|before|until|on)\s+{_DATE}\b", re.IGNORECASE)
 _NAME = re.compile(r"\bname[:=]\s*([\w.\- ]{1,80}?)(?=\s+(?:after|since|before|until|on|first|last)\b|$)",
@@ -86,8 +75,8 @@ def parse_file_query(argument: str) -> FileQuery:
             since, until = start, start + timedelta(days=1)
     named = _NAME.search(text)
     words = re.findall(r"[a-z]+", _WHEN.sub(" ", _NAME.sub(" ", text)).lower())
-    kinds = sorted({k for w in words for k in _KINDS.get(w, [])}) or None
-    mimes = sorted({m for w in words for m in _MIMES.get(w, [])}) or None
+    kinds = sorted({k for w in words for k in FILE_KINDS.get(w, [])}) or None
+    mimes = sorted({m for w in words for m in FILE_MIMES.get(w, [])}) or None
     order = "first" if "first" in words or "earliest" in words else "last" if {"last", "latest"} & set(words) \
         else "all"
     return FileQuery(kinds, mimes, named.group(1).strip().lower() if named else None, since, until, order)

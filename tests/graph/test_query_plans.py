@@ -29,6 +29,7 @@ CASES: dict[str, dict[str, Any]] = {
                       "vector_weight": 0.5,
                       "context_weight": 0.2, "clip_text_weight": 0.5, "clip_prior": 1.0, "by_clip": True,
                       "words": ["ann"], "speaker_weight": 0.3, "months": [5], "years": [2023], "date_weight": 0.5,
+                      "file_videos": ["v"], "file_kinds": [], "file_mimes": ["application/pdf"], "file_order": "first", "file_weight": 0.5,
                       "exclude": [], "k": 2,
                       "episodic_only": False},
     "memory/clip_state": {"clip_key": "v#0", "video_id": "v"},
