@@ -312,16 +312,18 @@ class MemorySearch:
 
     def _attach(self, found: list[ClipResult], scope: Scope) -> list[ClipResult]:
         """Adds what a file-linked hit rests on (`search/attached_evidence`): the surrogate of a file a hit turn
-        shares, and the name fact of a person in a hit photo. They join their clip among the results (a clip not
-        among them comes after, unranked); hits keep their order and their scores."""
-        ids = [m.memory_id for c in found for m in c.memories]
-        if not ids:
-            return found
-        rows = self.ex.read("search/attached_evidence", ids=ids, videos=scope.videos,
+        shares, and the name fact of a person in a hit photo, each marked with the hit that brought it
+        (`attached_to`). They join their clip among the results (a clip not among them comes after, unranked);
+        hits keep their order and their scores."""
+        hits = sorted((m for c in found for m in c.memories), key=lambda m: -(m.score if m.score is not None else -2.0))
+        rows = self.ex.read("search/attached_evidence", ids=[m.memory_id for m in hits], videos=scope.videos,
                             before_clip=scope.before_clip, per_file=self.cfg.attached_per_file)
         if not rows:
             return found
-        extra = {(c.video_id, c.clip_index): c for c in self._group([r["memory_id"] for r in rows], {})}
+        via = {r["memory_id"]: r["via"] for r in rows}
+        extra = {(c.video_id, c.clip_index): c.model_copy(update={"memories": [
+                     m.model_copy(update={"attached_to": via[m.memory_id]}) for m in c.memories]})
+                 for c in self._group(list(via), {})}
         out = []
         for c in found:
             more = extra.pop((c.video_id, c.clip_index), None)

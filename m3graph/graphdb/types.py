@@ -132,6 +132,8 @@ class RenderedMemory(_Frozen):
     value: str | None = None
     current: bool | None = None
     superseded: str | None = None
+    # Attached evidence (search_node, `MemorySearch._attach`): the hit whose file or photo brought this memory.
+    attached_to: str | None = None
 
     @property
     def marked_text(self) -> str:

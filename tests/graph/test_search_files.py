@@ -119,3 +119,20 @@ def test_named_file_types(text: str, kinds: list[str], mimes: list[str], order: 
     from m3graph.graphdb.query_text import named_file_types
 
     assert named_file_types(text) == (kinds, mimes, order)
+
+
+def test_the_reader_keeps_attached_lines_with_their_hit(conv: MemoryGraph, embedder: TextEmbedder) -> None:
+    """The controller keeps its best-scored lines; an attached line takes the score of the hit that brought it, so a
+    cap on lines never keeps the sharing turn and drops who is in the photo."""
+    from m3graph.reasoning.control import Evidence
+    from m3graph.reasoning.memory_tools import MemoryTools
+
+    tools = MemoryTools(conv.search, embedder, conv.settings, [SOURCE])
+    found = tools.search_node("Who did Ann run into at the harbour?", k=3)
+    lines = {line: label for label, ls in found.knowledge.items() for line in ls}
+    hit = next(line for line in lines if "ran into at the harbour" in line)
+    name = next(line for line in lines if line.endswith("'s name is Lena."))
+    assert tools.line_scores[(lines[name], name)] == tools.line_scores[(lines[hit], hit)]
+    photo = next(line for line in lines if line.startswith("[file harbour.png"))
+    kept = Evidence(cap=3).take(found, tools.line_scores)  # the hit is the best line; the other two come with it
+    assert {hit, photo, name} == {line for ls in kept.values() for line in ls}
