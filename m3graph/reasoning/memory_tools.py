@@ -118,15 +118,9 @@ class MemoryTools:
                 self.times[label] = when
             if r.started_at is not None:
                 self.dates[label] = f"{r.started_at.day} {r.started_at:%B %Y}"
-        # A line attached to a hit (a shared file's surrogate, who is in a photo) ranks with that hit: a reader
-        # keeping the best lines keeps the two together.
-        by_id = {m.memory_id: m.score for r, _ in shown for m in r.memories if m.score is not None}
-        for r, lines in shown:
-            label = self.label(r.video_id, r.clip_index)
             for m, line in zip((m for m in r.memories if not is_equivalence(m.raw_text)), lines, strict=True):
-                score = m.score if m.score is not None else by_id.get(m.attached_to or "")
-                if score is not None:
-                    self.line_scores[(label, line)] = score
+                if m.score is not None:
+                    self.line_scores[(label, line)] = m.score
         return knowledge, [clip_key(r.video_id, r.clip_index) for r, _ in shown]
 
     def _vector(self, query: str) -> list[float]:
