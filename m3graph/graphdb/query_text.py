@@ -96,6 +96,12 @@ _FIRST = frozenset({"first", "earliest", "oldest"})
 _LAST = frozenset({"last", "latest", "newest", "recent"})
 
 
+def file_types_of(words: list[str]) -> tuple[list[str], list[str]]:
+    """(kinds, mime types) the given words name, each sorted and unique (`FILE_KINDS`, `FILE_MIMES`)."""
+    return (sorted({k for w in words for k in FILE_KINDS.get(w, [])}),
+            sorted({m for w in words for m in FILE_MIMES.get(w, [])}))
+
+
 def named_file_types(text: str) -> tuple[list[str], list[str], str]:
     """(kinds, mime types, order) of the files a question names ("the first PDF Ann shared" -> [],
     ["application/pdf"], "first"): the turns that shared such files rank higher, and the first or last of them
@@ -103,8 +109,7 @@ def named_file_types(text: str) -> tuple[list[str], list[str], str]:
     lower = " ".join(_WORD.findall(text.lower()))
     words = [w for w in lower.split() if w not in _NOT_FILE_WORDS_IN_QUESTIONS]
     words += [word for phrase, word in _FILE_PHRASES.items() if phrase in lower]
-    kinds = sorted({k for w in words for k in FILE_KINDS.get(w, [])})
-    mimes = sorted({m for w in words for m in FILE_MIMES.get(w, [])})
+    kinds, mimes = file_types_of(words)
     if not kinds and not mimes:
         return [], [], "all"
     if mimes:  # "the Word document": the type is the narrower name

@@ -29,7 +29,7 @@ from typing import Any
 
 from m3graph.graphdb.executor import Executor
 from m3graph.graphdb.facts import character_names
-from m3graph.graphdb.query_text import FILE_KINDS, FILE_MIMES
+from m3graph.graphdb.query_text import file_types_of
 from m3graph.graphdb.search import render_memory
 from m3graph.graphdb.tags import safe_text
 from m3graph.settings import Settings
@@ -75,11 +75,11 @@ def parse_file_query(argument: str) -> FileQuery:
             since, until = start, start + timedelta(days=1)
     named = _NAME.search(text)
     words = re.findall(r"[a-z]+", _WHEN.sub(" ", _NAME.sub(" ", text)).lower())
-    kinds = sorted({k for w in words for k in FILE_KINDS.get(w, [])}) or None
-    mimes = sorted({m for w in words for m in FILE_MIMES.get(w, [])}) or None
+    kinds, mimes = file_types_of(words)
     order = "first" if "first" in words or "earliest" in words else "last" if {"last", "latest"} & set(words) \
         else "all"
-    return FileQuery(kinds, mimes, named.group(1).strip().lower() if named else None, since, until, order)
+    name = named.group(1).strip().lower() if named else None
+    return FileQuery(kinds or None, mimes or None, name, since, until, order)
 
 
 @dataclass
