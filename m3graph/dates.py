@@ -37,6 +37,9 @@ interval (`first`, `last`), a granularity and an `approximate` flag. The rules, 
   the one holding 9 June), "the Sunday before 25 May 2023" (the last Sunday strictly before it), "the weekend
   before ...", "two weekends/weeks/days before ...", "the day after ...", "the week of ...", "first weekend of
   August 2023", "the second Tuesday of May 2023".
+- Rendering (`TimeSpan.render`): a day is its date ("7 May 2023"); a week or weekend said relative to the
+  reference keeps that day in words ("last week" said on 9 June 2023 is "the week before 9 June 2023", "next
+  weekend" "the weekend after ..."), an anchored form read back to the same interval.
 
 Without a reference only absolute expressions are resolved. Spans never overlap: the longest reading wins.
 
@@ -117,8 +120,15 @@ class TimeSpan:
     granularity: str  # one of GRANULARITIES
     approximate: bool = False
     yearless: bool = False  # a day/month said without a year; the year is the reference's (or 2000)
+    said_on: date | None = None  # the reference a relative expression was resolved against (None: absolute)
 
     def render(self) -> str:
+        """The interval in words: a week or weekend said relative to a day keeps that day ("last week" said on
+        9 June 2023 is "the week before 9 June 2023", `relative_words`); everything else is its dates."""
+        if self.said_on is not None and not self.approximate:
+            words = relative_words(self.first, self.last, self.granularity, self.said_on)
+            if words is not None:
+                return words
         return render_interval(self.first, self.last, self.granularity, self.approximate)
 
     def annotation(self) -> str:
@@ -184,6 +194,27 @@ def render_interval(first: date, last: date, granularity: str, approximate: bool
     else:
         text = f"{_d(first)} - {_d(last)}"
     return about + text
+
+
+_OFFSET_WORDS = ((0, "the {u} of"), (-1, "the {u} before"), (1, "the {u} after"), (-2, "two {u}s before"),
+                 (2, "two {u}s after"), (-3, "three {u}s before"), (3, "three {u}s after"))
+
+
+def relative_words(first: date, last: date, granularity: str, said_on: date) -> str | None:
+    """A week or weekend as said relative to `said_on` ("the week before 9 June 2023", "two weekends before ..."),
+    or None for other granularities and offsets.
+
+    Why: "last week" said on Friday 9 June 2023 is known only as a week relative to that day; naming it by its
+    Monday ("the week of 29 May 2023") adds a computation the speaker never made, and a reader copying it answers
+    in a form nobody said (LoCoMo's gold answers say "the week before 9 June 2023"). The words are an anchored
+    form this module reads back (`_ANCHOR`) to the same interval, which a test checks.
+    """
+    if granularity not in ("week", "weekend"):
+        return None
+    for n, words in _OFFSET_WORDS:
+        if _unit_interval(said_on, granularity, n) == (first, last):
+            return f"{words.format(u=granularity)} {_d(said_on)}"
+    return None
 
 
 # ------------------------------------------------------------------------------------------------ rules
@@ -507,11 +538,11 @@ def find_times(text: str, reference: date | datetime | None = None) -> list[Time
     ref = reference.date() if isinstance(reference, datetime) else reference
     taken = _apply(_ABSOLUTE, text, ref, [])
     taken = _reanchor(text, taken)
-    return sorted(_apply(_RELATIVE, text, ref, taken), key=lambda s: s.start)
+    return sorted(_apply(_RELATIVE, text, ref, taken, relative=True), key=lambda s: s.start)
 
 
 def _apply(rules: list[tuple[re.Pattern[str], Rule]], text: str, ref: date | None,
-           taken: list[TimeSpan]) -> list[TimeSpan]:
+           taken: list[TimeSpan], relative: bool = False) -> list[TimeSpan]:
     taken = list(taken)
     for pattern, rule in rules:
         for m in pattern.finditer(text):
@@ -521,7 +552,8 @@ def _apply(rules: list[tuple[re.Pattern[str], Rule]], text: str, ref: date | Non
             resolved = rule(m, ref, text)
             if resolved is not None:
                 first, last, gran, approx, yearless = resolved
-                taken.append(TimeSpan(a, b, text[a:b], first, last, gran, approx, yearless))
+                taken.append(TimeSpan(a, b, text[a:b], first, last, gran, approx, yearless,
+                                      ref if relative else None))
     return taken
 
 

@@ -55,6 +55,7 @@ from m3graph.reasoning import file_tools
 from m3graph.reasoning.attribution import misattributed, split_speaker
 from m3graph.reasoning.durations import DURATION_NOTE, asks_for_duration, duration_answer
 from m3graph.reasoning.gathering import LIST_CAP_FACTOR, LIST_NOTE, asks_for_a_list
+from m3graph.reasoning.grounding import ground_time
 from m3graph.reasoning.llm.base import ChatModel, ChatResult, Message, Usage
 from m3graph.reasoning.memory_tools import MemoryTools, ToolResult, asks_about_the_past, describe
 from m3graph.settings import Settings
@@ -461,6 +462,12 @@ class Controller:
                     rounds.append(Round(step, "answer", computed, raws, usage, elapsed,
                                         note=f"date arithmetic on the reader's {answer!r}"))
                     return computed, "forced" if final else "answered", rounds
+                grounded = ground_time(question, answer, list(evidence.shown), tools.dates)
+                if grounded is not None:  # "Yesterday" is given as the date the line it came from resolved it to
+                    said = ", ".join(f"{a!r} as {b!r}" for a, b in grounded.replaced)
+                    rounds.append(Round(step, "answer", grounded.answer, raws, usage, elapsed,
+                                        note=f"the reader's {answer!r} with {said}, as the shown lines resolve it"))
+                    return grounded.answer, "forced" if final else "answered", rounds
                 rounds.append(Round(step, "answer", answer, raws, usage, elapsed))
                 return answer, "forced" if final else "answered", rounds
             if final:

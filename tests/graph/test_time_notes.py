@@ -1,5 +1,6 @@
 """Relative dates resolved at chat ingestion and stored beside the words, on the real Neo4j: the memory's
-`event_*` properties, its unchanged text and search text, the reader's evidence line, re-ingestion and
+`event_*` properties, its unchanged text and search text, the reader's evidence line, a when-answer grounded on
+it, re-ingestion and
 migration 12's backfill of memories stored before ingestion resolved dates."""
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.chat.ingest import ingest_conversation
 from m3graph.ingest.chat.locomo import load_locomo
 from m3graph.ingest.chat.model import Conversation
+from m3graph.reasoning.control import Controller
 from m3graph.reasoning.memory_tools import MemoryTools
 from m3graph.schema import apply_migrations
 from m3graph.schema.migrations import backfill_event_dates
+from tests.helpers.chat_doubles import ScriptedModel
 from tests.helpers.graph import rows
 
 VIDEO = "when-chat"
@@ -70,9 +73,10 @@ def test_yesterday_is_stored_as_a_date_beside_the_unchanged_words(graph: MemoryG
     assert "[=" not in went["text"] and "2023" not in went["text"]
     assert (went["event_said"], went["event_means"], went["event_first"], went["event_last"]) == (
         ["yesterday"], ["7 May 2023"], ["2023-05-07"], ["2023-05-07"])
-    # "next week" said on Monday 1 May 2023 is the week of 8 May; a turn without a time expression stores nothing.
+    # "next week" said on Monday 1 May 2023 is the week of 8 May, named from the day it was said; a turn without
+    # a time expression stores nothing.
     assert (mems["D1:1"]["event_means"], mems["D1:1"]["event_first"], mems["D1:1"]["event_last"]) == (
-        ["the week of 8 May 2023"], ["2023-05-08"], ["2023-05-14"])
+        ["the week after 1 May 2023"], ["2023-05-08"], ["2023-05-14"])
     assert all(mems[t][k] is None for t in ("D1:2", "D8:2") for k in NOTES)
 
     # The search documents hold the words only (the notes measured as a loss there); Cypher filters on ISO days.
@@ -97,6 +101,24 @@ def test_the_reader_sees_the_date_after_the_words(graph: MemoryGraph, embedder: 
     assert any("yesterday [= 7 May 2023]" in line for line in found.knowledge.get("CLIP_1", [])), found.knowledge
     # The stored text is untouched by what the reader is shown.
     assert "[=" not in _memories(graph)["D8:1"]["text"]
+
+
+def test_a_when_answer_in_words_is_given_as_the_date_its_line_resolved(graph: MemoryGraph,
+                                                                      embedder: TextEmbedder,
+                                                                      tmp_path: Path) -> None:
+    """The reader answers "Yesterday" from "... yesterday [= 7 May 2023] ...": the controller gives the date the
+    shown line resolved it to, and says so in the round's note (m3graph/reasoning/grounding.py)."""
+    ingest_conversation(graph, _conversation(tmp_path), embedder)
+    model = ScriptedModel(['{"answer": "Yesterday", "next_query": null}'])
+    ctl = Controller(model, graph, embedder, graph.settings, mode="tools", rounds=2, prefetch=True)
+    trace = ctl.answer("When did Bob go to the support group?", [VIDEO])
+    assert trace.answer == "7 May 2023"
+    assert trace.rounds[-1].note == ("the reader's 'Yesterday' with 'Yesterday' as '7 May 2023', as the shown "
+                                     "lines resolve it")
+    # Not a when-question: the reader's words stand.
+    model = ScriptedModel(['{"answer": "Yesterday", "next_query": null}'])
+    ctl = Controller(model, graph, embedder, graph.settings, mode="tools", rounds=2, prefetch=True)
+    assert ctl.answer("Did Bob go to the support group?", [VIDEO]).answer == "Yesterday"
 
 
 def test_reingestion_changes_nothing_and_undated_sessions_store_no_dates(graph: MemoryGraph,

@@ -6,7 +6,7 @@ from datetime import date, datetime
 
 import pytest
 
-from m3graph.dates import MAX_TIMES, TimeNotes, annotate, find_times, render_interval
+from m3graph.dates import MAX_TIMES, TimeNotes, annotate, find_times, relative_words, render_interval
 
 MON = date(2023, 5, 8)  # a Monday
 FRI = date(2023, 6, 9)  # a Friday
@@ -182,8 +182,8 @@ def test_yearless_day_takes_the_reference_year() -> None:
 
 def test_annotate_appends_the_resolved_date() -> None:
     assert annotate("I went yesterday.", MON) == "I went yesterday [= 7 May 2023]."
-    assert annotate("last week was fun", MON) == "last week [= the week of 1 May 2023] was fun"
-    assert annotate("we met last weekend", MON) == "we met last weekend [= the weekend of 6 May 2023]"
+    assert annotate("last week was fun", MON) == "last week [= the week before 8 May 2023] was fun"
+    assert annotate("we met last weekend", MON) == "we met last weekend [= the weekend before 8 May 2023]"
     assert annotate("a few days ago", MON) == "a few days ago [= about 4-6 May 2023]"
     assert annotate("next month", MON) == "next month [= June 2023]"
     assert annotate("last summer", MON) == "last summer [= summer 2022]"
@@ -191,6 +191,35 @@ def test_annotate_appends_the_resolved_date() -> None:
     assert annotate("on 7 May 2023 and in 2022", None) == "on 7 May 2023 and in 2022"
     assert annotate("on May 7, 2023", None) == "on May 7, 2023 [= 7 May 2023]"
     assert annotate("no dates here", MON) == "no dates here"
+
+
+@pytest.mark.parametrize("said_on", [D(2023, 6, 9), D(2023, 6, 10), D(2023, 6, 11), D(2023, 1, 2)])
+@pytest.mark.parametrize("words", ["last week", "this week", "next week", "last weekend", "this weekend",
+                                   "next weekend", "over the weekend", "two weeks ago", "3 weekends ago",
+                                   "in two weeks"])
+def test_relative_weeks_keep_the_day_they_were_said_on_and_read_back(said_on: D, words: str) -> None:
+    """"last week" said on 9 June 2023 renders as "the week before 9 June 2023", not by its Monday; whatever the
+    words, reading the rendering back (no reference needed) gives the same interval."""
+    (span,) = find_times(words, said_on)
+    rendered = span.render()
+    assert _d_text(said_on) in rendered and not rendered.startswith("about")
+    (back,) = find_times(rendered, None)
+    assert (back.first, back.last, back.granularity) == (span.first, span.last, span.granularity)
+
+
+def _d_text(d: D) -> str:
+    return f"{d.day} {d:%B} {d.year}"
+
+
+def test_relative_words_only_for_weeks_and_exact_offsets() -> None:
+    assert find_times("last week", D(2023, 6, 9))[0].render() == "the week before 9 June 2023"
+    assert find_times("last Friday", D(2023, 6, 9))[0].render() == "2 June 2023"  # a day keeps its date
+    assert find_times("last month", D(2023, 6, 9))[0].render() == "May 2023"
+    assert find_times("a few weeks ago", D(2023, 6, 9))[0].render().startswith("about ")
+    assert relative_words(D(2023, 5, 29), D(2023, 6, 4), "day", D(2023, 6, 9)) is None
+    assert relative_words(D(2023, 1, 2), D(2023, 1, 8), "week", D(2023, 6, 9)) is None  # no offset in words
+    # An absolute form keeps its own rendering.
+    assert find_times("the week of 5 June 2023", None)[0].render() == "the week of 5 June 2023"
 
 
 def test_render_interval_forms() -> None:
@@ -208,7 +237,7 @@ SAID_ON_MON = datetime(2023, 5, 8, 13, 56)
 def test_time_notes_are_parallel_lists_in_text_order() -> None:
     notes = TimeNotes.of("Ann <speaker_3>: yesterday, on 2 May 2023 and last week", SAID_ON_MON)
     assert notes.said == ("yesterday", "2 May 2023", "last week")
-    assert notes.means == ("7 May 2023", "2 May 2023", "the week of 1 May 2023")
+    assert notes.means == ("7 May 2023", "2 May 2023", "the week before 8 May 2023")
     assert notes.first == ("2023-05-07", "2023-05-02", "2023-05-01")
     assert notes.last == ("2023-05-07", "2023-05-02", "2023-05-07")
     props = notes.properties()
@@ -233,7 +262,7 @@ def test_insert_notes_after_the_words_as_rendered() -> None:
     notes = TimeNotes.of(stored, SAID_ON_MON)
     assert notes.insert("Ann <character_12>: yesterday I saw it, on 2 May 2023 too, and again last week") == (
         "Ann <character_12>: yesterday [= 7 May 2023] I saw it, on 2 May 2023 too, and again last week "
-        "[= the week of 1 May 2023]")
+        "[= the week before 8 May 2023]")
     assert notes.insert(stored) == annotate(stored, SAID_ON_MON)  # the same note as the resolver's own
     assert notes.insert("something else entirely") == "something else entirely"
     repeated = TimeNotes.of("yesterday and yesterday", SAID_ON_MON)

@@ -1,0 +1,80 @@
+"""The when-answer check against the shown lines (m3graph/reasoning/grounding.py): no model, no graph."""
+
+from __future__ import annotations
+
+import pytest
+
+from m3graph.reasoning.grounding import asks_when, ground_time
+
+LINES = [
+    "Jon <character_4>: Yesterday [= 20 June 2023] I chose to go to networking events.",
+    "Maria <character_6>: Last week [= the week before 9 August 2023] was wild - they gave me a medal!",
+    "John <character_5>: Last Sunday [= 30 July 2023] we had our first call-out.",
+]
+SHOWN = [(f"CLIP_{i}", line) for i, line in enumerate(LINES)]
+
+
+def _shown(lines: list[str]) -> list[tuple[str, str]]:
+    return [("CLIP_0", line) for line in lines]
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    ("Yesterday", "20 June 2023"),
+    ("yesterday.", "20 June 2023"),
+    ("Last week (the week of 31 July 2023)", "the week before 9 August 2023"),
+    ("Last Sunday [30 July 2023]", "30 July 2023"),
+    ("Last Sunday [= 30 July 2023]", "30 July 2023"),
+    # A whole copied line holding one time: the time is what "when" asks.
+    ("Yesterday [= 20 June 2023] I chose to go to networking events.", "20 June 2023"),
+])
+def test_a_relative_answer_becomes_its_lines_resolution(answer: str, expected: str) -> None:
+    grounded = ground_time("When did it happen?", answer, SHOWN)
+    assert grounded is not None and grounded.answer == expected
+
+
+def test_nothing_changes_without_a_matching_note_or_a_when_question() -> None:
+    assert ground_time("When did Jon go?", "20 June 2023", SHOWN) is None  # already a date
+    assert ground_time("When did Jon go?", "last month", SHOWN) is None  # no line resolves "last month"
+    assert ground_time("What did Jon do?", "Yesterday", SHOWN) is None  # not a when-question
+    assert ground_time("When did Jon go?", "Yesterday", _shown(["Jon <character_4>: I went yesterday."])) is None
+
+
+def test_two_times_in_one_answer_are_each_replaced_in_place() -> None:
+    grounded = ground_time("When did they meet?", "between last Sunday and yesterday", SHOWN)
+    assert grounded is not None
+    assert grounded.answer == "between 30 July 2023 and 20 June 2023"
+    assert grounded.replaced == (("last Sunday", "30 July 2023"), ("yesterday", "20 June 2023"))
+
+
+def test_an_expression_resolved_two_ways_follows_the_line_the_question_names() -> None:
+    lines = _shown(["Ann <speaker_1>: yesterday [= 7 May 2023] I went to the support group.",
+                    "Ann <speaker_1>: yesterday [= 2 June 2023] I painted a sunset."])
+    assert ground_time("When did Ann paint a sunset?", "Yesterday", lines).answer == "2 June 2023"  # type: ignore[union-attr]
+    assert ground_time("When did Ann go to the support group?", "yesterday", lines).answer == "7 May 2023"  # type: ignore[union-attr]
+    assert ground_time("When was it?", "yesterday", lines) is None  # no line is the one: the words stand
+
+
+def test_a_session_date_given_as_the_answer_becomes_the_date_its_line_tells() -> None:
+    """Lines are shown after their session's date; "20 January 2023" copied from there, where the line the
+    question points to says "yesterday [= 19 January 2023]", is the day the line was said, not the event's."""
+    shown = [("CLIP_0", "Jon <character_4>: Lost my job as a banker yesterday [= 19 January 2023], so I'm starting."),
+             ("CLIP_0", "Jon <character_4>: Wanna see my moves next Fri [= 27 January 2023]?"),
+             ("CLIP_3", "Gina <character_3>: I opened my store today.")]
+    said_on = {"CLIP_0": "20 January 2023", "CLIP_3": "16 March 2023"}
+    grounded = ground_time("When did Jon lose his job as a banker?", "20 January 2023", shown, said_on)
+    assert grounded is not None and grounded.answer == "19 January 2023"
+    # The session's date is the answer when the line has no time of its own, or no line is clearly the one.
+    assert ground_time("When did Gina open her store?", "16 March 2023", shown, said_on) is None
+    assert ground_time("When did it happen?", "20 January 2023", shown, said_on) is None
+    # A date a line holds was read there; without session dates nothing is checked.
+    assert ground_time("When did Jon lose his job?", "19 January 2023", shown, said_on) is None
+    assert ground_time("When did Jon lose his job as a banker?", "20 January 2023", shown) is None
+
+
+@pytest.mark.parametrize(("question", "when"), [
+    ("When did Jon lose his job?", True), ("In which month did Gina open her store?", True),
+    ("What year did Maria move?", True), ("On what date did they meet?", True),
+    ("What did Jon do yesterday?", False), ("How long did it take?", False),
+])
+def test_asks_when(question: str, when: bool) -> None:
+    assert asks_when(question) is when
