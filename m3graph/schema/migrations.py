@@ -211,6 +211,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     # Media named by storage key, not host path: workers on other hosts and an object store (issue 24).
     Migration(15, "media references as storage-relative keys instead of host paths", (),
               settings_backfill=backfill_media_keys),
+    # A relative week or weekend is named from the day it was said ("the week before 9 June 2023"), no longer by
+    # its Monday: the notes of memories written before are computed again (the same backfill as migration 12).
+    Migration(16, "time notes re-rendered: a relative week or weekend named from the day it was said", (),
+              backfill=backfill_event_dates),
 )
 LATEST = MIGRATIONS[-1].version
 TEXT_MARK_VERSION = 11

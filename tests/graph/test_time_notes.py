@@ -169,3 +169,17 @@ def test_migration_11_backfills_stored_chat_memories_idempotently(graph: MemoryG
     assert apply_migrations(graph.ex, graph.settings) == [12]
     assert _memories(graph) == written and _search_texts(graph) == texts
     assert apply_migrations(graph.ex, graph.settings) == []
+
+
+def test_migration_16_renames_relative_weeks_by_the_day_they_were_said(graph: MemoryGraph, embedder: TextEmbedder,
+                                                                      tmp_path: Path) -> None:
+    """Notes written when "next week" was named by its Monday are rendered again; nothing else changes."""
+    ingest_conversation(graph, _conversation(tmp_path), embedder)
+    written = _memories(graph)
+    rows(graph, "MATCH (m:Memory {video_id: $v}) WHERE m.event_means = ['the week after 1 May 2023'] "
+                "SET m.event_means = ['the week of 8 May 2023']", v=VIDEO)
+    assert _memories(graph)["D1:1"]["event_means"] == ["the week of 8 May 2023"]
+    rows(graph, "MATCH (m:Migration {version: 16}) DELETE m")
+    assert apply_migrations(graph.ex, graph.settings) == [16]
+    assert _memories(graph) == written
+    assert apply_migrations(graph.ex, graph.settings) == []

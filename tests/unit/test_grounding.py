@@ -78,3 +78,16 @@ def test_a_session_date_given_as_the_answer_becomes_the_date_its_line_tells() ->
 ])
 def test_asks_when(question: str, when: bool) -> None:
     assert asks_when(question) is when
+
+
+def test_the_replay_reads_the_readers_own_answer_and_counts_both_sides() -> None:
+    """bench/answer_grounding.py: a recorded row is checked from its reader reply, not its final answer."""
+    from bench.answer_grounding import reader_answer, replay
+
+    row = {"id": "c/q1", "source": "c", "question": "When did Jon go to networking events?", "gt": "20 June, 2023",
+           "answer": "20 June 2023", "outcome": "answered", "types": ["temporal"],
+           "rounds": [{"action": "search_node", "raw": [], "knowledge": {"CLIP_0": [LINES[0]]}},
+                      {"action": "answer", "raw": ['{"answer": "Yesterday", "next_query": null}'], "knowledge": {}}]}
+    assert reader_answer(row) == "Yesterday"
+    checked, before, after, changed = replay([row, {**row, "outcome": "abstained"}], {"c": {}})
+    assert (checked, before, after) == (1, 0, 1) and changed[0].startswith("c/q1: 'Yesterday' -> '20 June 2023'")
