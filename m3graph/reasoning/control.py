@@ -471,9 +471,8 @@ class Controller:
                     return computed, "forced" if final else "answered", rounds
                 grounded = ground_time(question, answer, list(evidence.shown), tools.dates)
                 if grounded is not None:  # "Yesterday" is given as the date the line it came from resolved it to
-                    said = ", ".join(f"{a!r} as {b!r}" for a, b in grounded.replaced)
                     rounds.append(Round(step, "answer", grounded.answer, raws, usage, elapsed,
-                                        note=f"the reader's {answer!r} with {said}, as the shown lines resolve it"))
+                                        note=grounded.note(answer)))
                     return grounded.answer, "forced" if final else "answered", rounds
                 rounds.append(Round(step, "answer", answer, raws, usage, elapsed))
                 return answer, "forced" if final else "answered", rounds

@@ -45,6 +45,15 @@ class Grounded:
 
     answer: str
     replaced: tuple[tuple[str, str], ...]
+    said_day: bool = False  # the answer was the day its line was said, replaced by the day the line tells of
+
+    def note(self, answer: str) -> str:
+        """What the round's note says was changed."""
+        if self.said_day:
+            return (f"the reader's {answer!r} is the day its line was said; the line tells of {self.answer!r}, "
+                    "as shown")
+        said = ", ".join(f"{a!r} as {b!r}" for a, b in self.replaced)
+        return f"the reader's {answer!r} with {said}, as the shown lines resolve it"
 
 
 def asks_when(question: str) -> bool:
@@ -145,4 +154,4 @@ def _said_not_happened(question: str, answer: str, shown: Sequence[tuple[str, st
     if best < 2 or len(means) != 1:
         return None  # no line of that day is clearly the one the question asks about
     resolved = means.pop()
-    return Grounded(resolved, ((answer, resolved),)) if resolved != day else None
+    return Grounded(resolved, ((answer, resolved),), said_day=True) if resolved != day else None

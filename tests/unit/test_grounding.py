@@ -62,7 +62,9 @@ def test_a_session_date_given_as_the_answer_becomes_the_date_its_line_tells() ->
              ("CLIP_3", "Gina <character_3>: I opened my store today.")]
     said_on = {"CLIP_0": "20 January 2023", "CLIP_3": "16 March 2023"}
     grounded = ground_time("When did Jon lose his job as a banker?", "20 January 2023", shown, said_on)
-    assert grounded is not None and grounded.answer == "19 January 2023"
+    assert grounded is not None and grounded.answer == "19 January 2023" and grounded.said_day
+    assert grounded.note("20 January 2023") == ("the reader's '20 January 2023' is the day its line was said; the "
+                                                "line tells of '19 January 2023', as shown")
     # The session's date is the answer when the line has no time of its own, or no line is clearly the one.
     assert ground_time("When did Gina open her store?", "16 March 2023", shown, said_on) is None
     assert ground_time("When did it happen?", "20 January 2023", shown, said_on) is None
