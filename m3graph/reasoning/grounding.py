@@ -12,7 +12,7 @@ words, is the one the answer rests on.
 The other slip is the day a line was *said* given as the day it happened: each line is shown after its session's
 date ("[20 January 2023] Jon: Lost my job as a banker yesterday [= 19 January 2023]"), and the reader copies the
 first date. An answer that is one day, found in no line but as a session's date, where the line of that session
-the question's words point to resolves a time of its own, becomes that line's resolution. No model: both checks
+the question's words point to resolves one time of its own, becomes that line's resolution. No model: both checks
 are string matches against what was shown.
 """
 
@@ -145,7 +145,7 @@ def _said_not_happened(question: str, answer: str, shown: Sequence[tuple[str, st
     scored = []
     for label, line in shown:
         notes = _notes([line]) if said_on.get(label) == day else []
-        if notes:
+        if len(notes) == 1:  # a line telling of two times does not say which one the question asks
             scored.append((_overlap(question, notes[0][2]), notes[0][1]))
     if not scored:
         return None

@@ -68,6 +68,10 @@ def test_a_session_date_given_as_the_answer_becomes_the_date_its_line_tells() ->
     # The session's date is the answer when the line has no time of its own, or no line is clearly the one.
     assert ground_time("When did Gina open her store?", "16 March 2023", shown, said_on) is None
     assert ground_time("When did it happen?", "20 January 2023", shown, said_on) is None
+    # A line telling of two times does not say which one the question asks.
+    two = [("CLIP_0", "Jon <character_4>: Lost my job as a banker yesterday [= 19 January 2023], back next week "
+                      "[= the week after 20 January 2023].")]
+    assert ground_time("When did Jon lose his job as a banker?", "20 January 2023", two, said_on) is None
     # A date a line holds was read there; without session dates nothing is checked.
     assert ground_time("When did Jon lose his job?", "19 January 2023", shown, said_on) is None
     assert ground_time("When did Jon lose his job as a banker?", "20 January 2023", shown) is None
