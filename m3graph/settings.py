@@ -452,6 +452,9 @@ class LLMConfig(BaseModel):
     control_prefetch: bool = True  # tools mode: round 1 searches with the question itself (no model call)
     # tools mode: memory lines shown per round (new ones only, best first); bounds CPU prefill per round
     control_evidence_lines: int = Field(12, ge=1)
+    # tools mode: a question naming something no memory in its scope mentions ("a trip to Barcelona") is answered
+    # "Not in memory" before any model call (reasoning/premise.py)
+    control_premise_check: bool = True
 
     @field_validator("models_dir")
     @classmethod

@@ -42,6 +42,13 @@ _GREETINGS = ("hey|hi|hello|thanks|thank you|thx|yeah|yes|yep|wow|oh|aw|aww|awes
 # questions are factual questions with the speaker swapped and never hedge this way (none of 112 on the dev set),
 # while 18 of its 21 open-domain questions do, and 5 of the 7 false abstentions of the last dev run were theirs.
 _INFERENCE = re.compile(r"\b(?:might|would|likely|probably|considered)\b", re.IGNORECASE)
+
+
+def asks_for_inference(question: str) -> bool:
+    """The question hedges ("would", "might", "likely"): it asks the reader to reason, not to find a stated fact."""
+    return bool(_INFERENCE.search(question))
+
+
 _STOP = frozenset(_WORD.findall(
     "a an the is are was were be been being do does did done of in on at to for from by with about and or but what "
     "which who whom whose where when why how that this these those it its there their his her he she they them i "
@@ -151,7 +158,7 @@ def misattributed(question: str, answer: str, lines: Sequence[str], addressed: b
     """A `Misattribution` when the answer is supported only by lines that other speakers said about themselves;
     None otherwise (including whenever a supporting line has no speaker, the question names no single speaker
     seen in the lines, or it asks for an inference)."""
-    if _INFERENCE.search(question):
+    if asks_for_inference(question):
         return None
     speakers = [s.speaker for s in map(split_speaker, lines) if s.speaker]
     person = person_asked(question, speakers)

@@ -51,7 +51,7 @@ from m3graph.embedding import TextEmbedder
 from m3graph.errors import ConfigError, InvalidInputError
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import TAG
-from m3graph.reasoning import file_tools
+from m3graph.reasoning import file_tools, premise
 from m3graph.reasoning.attribution import misattributed, split_speaker
 from m3graph.reasoning.durations import DURATION_NOTE, asks_for_duration, duration_answer
 from m3graph.reasoning.gathering import LIST_CAP_FACTOR, LIST_NOTE, asks_for_a_list
@@ -422,6 +422,13 @@ class Controller:
             if not new:  # nothing in scope matches at all: no model can answer from this memory
                 rounds.append(Round(1, "answer", NOT_IN_MEMORY, [], Usage(), 0.0, note="memory holds nothing to read"))
                 return NOT_IN_MEMORY, "abstained", rounds
+            missing = (premise.unmentioned(tools.search.ex, question, tools.videos, tools.before_clip)
+                       if self.settings.llm.control_premise_check else [])
+            if missing:  # the question names something no memory in scope mentions: it cannot hold the answer
+                said = premise.not_mentioned_message(missing)
+                rounds.append(Round(1, "answer", said, [], Usage(), 0.0,
+                                    note=f"premise check: no memory in scope mentions {', '.join(missing)}"))
+                return said, "abstained", rounds
             messages.append(Message("user", self._results_text(None, new, tools, question, listing)))
         else:
             messages.append(Message("user", f"No search has been made yet.\n\nQuestion: {question}"))

@@ -1,0 +1,83 @@
+"""The premise check on the real Neo4j (m3graph/reasoning/premise.py): a question naming something no memory in
+its scope mentions is answered "Not in memory" before any model call; names in scope, inference questions and the
+setting turned off go to the reader as before."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from m3graph.embedding import TextEmbedder, text_embedder
+from m3graph.graphdb.store import MemoryGraph
+from m3graph.ingest.chat.ingest import ingest_conversation
+from m3graph.ingest.chat.locomo import load_locomo
+from m3graph.reasoning.control import Controller
+from m3graph.reasoning.premise import unmentioned
+from tests.helpers.chat_doubles import ScriptedModel
+
+VIDEO = "premise-chat"
+SESSIONS = {
+    1: [{"speaker": "Ann", "dia_id": "D1:1", "text": "I took a short trip to Rome to clear my mind."},
+        {"speaker": "Bob", "dia_id": "D1:2", "text": "Rome sounds lovely! I joined the HR team at work."}],
+    2: [{"speaker": "Bob", "dia_id": "D2:1", "text": "We finally visited Barcelona with the kids."},
+        {"speaker": "Ann", "dia_id": "D2:2", "text": "That is wonderful to hear."}],
+}
+REPLY = '{"answer": "to clear her mind", "next_query": null}'
+
+
+@pytest.fixture(scope="module")
+def embedder(memory_graph: MemoryGraph) -> TextEmbedder:
+    return text_embedder(memory_graph.settings)
+
+
+@pytest.fixture
+def chat(graph: MemoryGraph, embedder: TextEmbedder, tmp_path: Path) -> MemoryGraph:
+    data: dict[str, object] = {"speaker_a": "Ann", "speaker_b": "Bob"}
+    for n, turns in SESSIONS.items():
+        data[f"session_{n}_date_time"] = f"1:05 pm on {n} May, 2023"
+        data[f"session_{n}"] = turns
+    path = tmp_path / f"{VIDEO}.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    conv, _ = load_locomo(path)
+    ingest_conversation(graph, replace(conv, source_id=VIDEO), embedder)
+    return graph
+
+
+def _ask(graph: MemoryGraph, embedder: TextEmbedder, question: str, before_clip: int | None = None,
+         check: bool = True) -> tuple[str | None, ScriptedModel, str | None]:
+    model = ScriptedModel([REPLY])
+    settings = graph.settings
+    if not check:
+        settings = settings.model_copy(update={"llm": settings.llm.model_copy(update={"control_premise_check": False})})
+    trace = Controller(model, graph, embedder, settings, mode="tools", rounds=2, prefetch=True).answer(
+        question, [VIDEO], before_clip)
+    return trace.answer, model, trace.rounds[-1].note
+
+
+def test_a_name_nothing_mentions_is_not_in_memory_without_a_model_call(chat: MemoryGraph,
+                                                                       embedder: TextEmbedder) -> None:
+    answer, model, note = _ask(chat, embedder, "What did Ann take a trip to Paris for?")
+    assert answer == "Not in memory: nothing remembered mentions Paris." and not model.requests
+    assert note == "premise check: no memory in scope mentions Paris"
+    # Names the memory holds (speakers, places, an acronym) go to the reader.
+    answer, model, _ = _ask(chat, embedder, "What did Ann take a trip to Rome for?")
+    assert answer == "to clear her mind" and len(model.requests) == 1
+    assert unmentioned(chat.ex, "Which team did Bob join, HR or IT?", [VIDEO], None) == ["IT"]
+    assert unmentioned(chat.ex, "Did Bob and Ann go to Barcelona?", [VIDEO], None) == []
+
+
+def test_the_check_keeps_the_questions_scope_and_its_exemptions(chat: MemoryGraph, embedder: TextEmbedder) -> None:
+    # Barcelona is mentioned in session 2 only: as of session 1 nothing remembered mentions it.
+    assert unmentioned(chat.ex, "When did Bob visit Barcelona?", [VIDEO], 0) == ["Barcelona"]
+    assert unmentioned(chat.ex, "When did Bob visit Barcelona?", [VIDEO], 1) == []
+    assert unmentioned(chat.ex, "When did Bob visit Barcelona?", ["premise-other"], None) == ["Bob", "Barcelona"]
+    # A question asking for an inference may name what was never said; so may anyone with the check off.
+    assert unmentioned(chat.ex, "Would Ann enjoy Vivaldi?", [VIDEO], None) == []
+    answer, model, _ = _ask(chat, embedder, "What did Ann take a trip to Paris for?", check=False)
+    assert answer == "to clear her mind" and len(model.requests) == 1
+    # Lucene syntax in a question is words, never a query: "OR" and "AND" are looked up as names (none mentions
+    # them), the quote and the wildcard change nothing.
+    assert unmentioned(chat.ex, 'What did Ann say about Rome" OR "x AND Zzz*?', [VIDEO], None) == ["OR", "AND"]
