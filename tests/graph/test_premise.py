@@ -4,8 +4,6 @@ setting turned off go to the reader as before."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,10 +11,10 @@ import pytest
 from m3graph.embedding import TextEmbedder, text_embedder
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.chat.ingest import ingest_conversation
-from m3graph.ingest.chat.locomo import load_locomo
 from m3graph.reasoning.control import Controller
 from m3graph.reasoning.premise import unmentioned
 from tests.helpers.chat_doubles import ScriptedModel
+from tests.helpers.locomo import locomo_conversation
 
 VIDEO = "premise-chat"
 SESSIONS = {
@@ -35,14 +33,7 @@ def embedder(memory_graph: MemoryGraph) -> TextEmbedder:
 
 @pytest.fixture
 def chat(graph: MemoryGraph, embedder: TextEmbedder, tmp_path: Path) -> MemoryGraph:
-    data: dict[str, object] = {"speaker_a": "Ann", "speaker_b": "Bob"}
-    for n, turns in SESSIONS.items():
-        data[f"session_{n}_date_time"] = f"1:05 pm on {n} May, 2023"
-        data[f"session_{n}"] = turns
-    path = tmp_path / f"{VIDEO}.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    conv, _ = load_locomo(path)
-    ingest_conversation(graph, replace(conv, source_id=VIDEO), embedder)
+    ingest_conversation(graph, locomo_conversation(tmp_path, VIDEO, SESSIONS), embedder)
     return graph
 
 

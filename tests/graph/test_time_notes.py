@@ -5,7 +5,6 @@ migration 12's backfill of memories stored before ingestion resolved dates."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,6 @@ import pytest
 from m3graph.embedding import TextEmbedder, text_embedder
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.chat.ingest import ingest_conversation
-from m3graph.ingest.chat.locomo import load_locomo
 from m3graph.ingest.chat.model import Conversation
 from m3graph.reasoning.control import Controller
 from m3graph.reasoning.memory_tools import MemoryTools
@@ -23,6 +21,7 @@ from m3graph.schema import apply_migrations
 from m3graph.schema.migrations import backfill_event_dates
 from tests.helpers.chat_doubles import ScriptedModel
 from tests.helpers.graph import rows
+from tests.helpers.locomo import locomo_conversation
 
 VIDEO = "when-chat"
 # Session 1 on 1 May 2023, session 8 on 8 May 2023 (a Monday): "yesterday" there is Sunday 7 May 2023.
@@ -41,14 +40,7 @@ def embedder(memory_graph: MemoryGraph) -> TextEmbedder:
 
 
 def _conversation(tmp_path: Path, source_id: str = VIDEO) -> Conversation:
-    data: dict[str, Any] = {"speaker_a": "Ann", "speaker_b": "Bob"}
-    for n, turns in SESSIONS.items():
-        data[f"session_{n}_date_time"] = f"1:05 pm on {n} May, 2023"
-        data[f"session_{n}"] = turns
-    path = tmp_path / f"{source_id}.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    conv, _ = load_locomo(path)
-    return replace(conv, source_id=source_id)
+    return locomo_conversation(tmp_path, source_id, SESSIONS)
 
 
 def _memories(graph: MemoryGraph, video: str = VIDEO) -> dict[str, dict[str, Any]]:
