@@ -36,6 +36,7 @@ _TITLES = frozenset({"mr.", "mrs.", "ms.", "dr.", "st.", "prof.", "jr.", "sr."})
 _PUNCT = "\"“”‘’'()[],;:?!."
 _CLOSERS = ",;:?!.\"”’)]"
 NAMES_CHECKED = 6  # names looked up per question; a question naming more is checked for its first six
+WORDS_CHECKED = 12  # words of those names looked up (one query holds them all); a word past them is not checked
 HIT_CAP = 2000  # full-text hits read per word; a word held more often than that counts as mentioned
 
 
@@ -74,12 +75,12 @@ def unmentioned(ex: Executor, question: str, videos: Sequence[str] | None,
         return []
     # Each word of a name is looked up alone: "Is Oscar Melanie's pet?" runs two names together, and a name
     # whose words are all mentioned is not a premise the memory lacks.
-    words = list(dict.fromkeys(w for n in names for w in n.split()))
+    words = list(dict.fromkeys(w for n in names for w in n.split()))[:WORDS_CHECKED]
     terms = [{"term": w, "query": lucene_phrase(w)} for w in words]
     rows = ex.read("search/named_terms_found", terms=terms, videos=list(videos) if videos else None,
                    before_clip=before_clip, cap=HIT_CAP)
-    found = {r["term"] for r in rows if r["found"]}
-    return [n for n in names if any(w not in found for w in n.split())]
+    absent = set(words) - {r["term"] for r in rows if r["found"]}
+    return [n for n in names if absent.intersection(n.split())]
 
 
 def not_mentioned_message(names: Sequence[str]) -> str:

@@ -12,7 +12,7 @@ from m3graph.embedding import TextEmbedder, text_embedder
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.chat.ingest import ingest_conversation
 from m3graph.reasoning.control import Controller
-from m3graph.reasoning.premise import unmentioned
+from m3graph.reasoning.premise import NAMES_CHECKED, unmentioned
 from tests.helpers.chat_doubles import ScriptedModel
 from tests.helpers.locomo import locomo_conversation
 
@@ -72,3 +72,7 @@ def test_the_check_keeps_the_questions_scope_and_its_exemptions(chat: MemoryGrap
     # Lucene syntax in a question is words, never a query: "OR" and "AND" are looked up as names (none mentions
     # them), the quote and the wildcard change nothing.
     assert unmentioned(chat.ex, 'What did Ann say about Rome" OR "x AND Zzz*?', [VIDEO], None) == ["OR", "AND"]
+    # Bounded: only the first NAMES_CHECKED names (Ann and five pairs) are looked up.
+    many = "Did Ann see " + ", ".join(f"Zq{chr(97 + i)} Zr{chr(97 + i)}" for i in range(20)) + "?"
+    assert NAMES_CHECKED == 6
+    assert unmentioned(chat.ex, many, [VIDEO], None) == [f"Zq{c} Zr{c}" for c in "abcde"]
