@@ -98,10 +98,6 @@ READER_LAST = ('This is the last step: reply {"answer": ...} with the answer the
                '{"answer": null} if they do not answer the question.')
 READER_REPAIR = 'Reply with one JSON object only: {"answer": "...", "next_query": null} or {"answer": null, ' \
                 '"next_query": "..."}.'
-# A reader that answers with the evidence's clip labels ("CLIP_11, CLIP_13") has named where, not what: once, it is
-# asked for the words (the labels mean nothing to whoever asked).
-READER_LABELS = "Answer with what those lines say, in words, not with clip labels."
-_LABELS_ONLY = re.compile(r"^\s*(?:(?:[\w.-]+/)?CLIP_\d+[\s,;.]*(?:and\s+)?)+$", re.IGNORECASE)
 NOT_IN_MEMORY = "Not in memory: nothing remembered answers this question."
 LINE_CHARS = 300  # one memory line as the model sees it (a long chat turn is cut, not dropped)
 READER_MAX_TOKENS = 96  # a short answer or one query; a longer reply is a model that loops
@@ -448,9 +444,6 @@ class Controller:
                 usage = usage + result.usage
                 parsed = parse_reader_reply(result.text)
                 messages.append(Message("assistant", result.text))
-                if parsed is not None and parsed[0] and attempt == 0 and _LABELS_ONLY.match(parsed[0]):
-                    messages.append(Message("user", READER_LABELS))
-                    continue
                 if parsed is not None:
                     break
                 if attempt == 0:

@@ -25,7 +25,6 @@ from m3graph.reasoning.control import (
     M3_REPAIR,
     NOT_IN_MEMORY,
     READ_SCHEMA,
-    READER_LABELS,
     READER_LAST,
     READER_REPAIR,
     READER_SYSTEM,
@@ -275,20 +274,6 @@ def test_invalid_reader_replies_are_corrected_then_recorded(demo: DemoResult, me
     assert trace.outcome == "failed" and trace.answer is None
     assert [r.action for r in trace.rounds] == ["search_node", "invalid", "invalid"]
     assert model.requests[1].last_user == READER_REPAIR
-
-
-def test_an_answer_of_clip_labels_is_asked_once_for_words(demo: DemoResult, memory_graph: MemoryGraph,
-                                                           settings: Settings) -> None:
-    model = ScriptedModel(['{"answer": "CLIP_1, CLIP_2", "next_query": null}',
-                           '{"answer": "Jack reads the newspaper", "next_query": null}'])
-    trace = controller(model, memory_graph, settings, mode="tools", prefetch=True, rounds=2).answer(
-        "Who reads the newspaper?", [VIDEO])
-    assert trace.answer == "Jack reads the newspaper" and model.requests[1].last_user == READER_LABELS
-    # Asked once: labels again are the reader's answer, not a failure.
-    model = ScriptedModel(['{"answer": "CLIP_1", "next_query": null}'] * 2)
-    trace = controller(model, memory_graph, settings, mode="tools", prefetch=True, rounds=2).answer(
-        "Who reads the newspaper?", [VIDEO])
-    assert trace.answer == "CLIP_1" and len(model.requests) == 2
 
 
 @pytest.mark.parametrize(("reply", "expected"), [
