@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from m3graph.dates import MONTH_NAMES
 from m3graph.graphdb.executor import Executor
-from m3graph.graphdb.query_text import lucene_phrase
+from m3graph.graphdb.query_text import FILE_KINDS, FILE_MIMES, lucene_phrase
 from m3graph.reasoning.attribution import asks_for_inference
 
 # A word that starts with a capital and holds only letters (an acronym "HR" too), possibly with an apostrophe
@@ -31,7 +31,10 @@ _NAME = re.compile(r"^[A-Z][A-Za-z]*(?:['’-][A-Za-z]+)*$")
 _POSSESSIVE = re.compile(r"['’]s$")
 _SENTENCE_OPEN = re.compile(r"[\"“‘(\[]")
 _SENTENCE_CLOSE = re.compile(r"[.?!:;]['\"”’)\]]*$")
-_NOT_NAMES = frozenset({"i", *(m.lower() for m in MONTH_NAMES), *(d.lower() for d in calendar.day_name)})
+# Not names: "I", months, weekdays, and the words that name a kind or type of file ("the PDF", "a Word document":
+# a shared file's memory names the file, "report.pdf", which the index keeps as one word).
+_NOT_NAMES = frozenset({"i", *(m.lower() for m in MONTH_NAMES), *(d.lower() for d in calendar.day_name),
+                        *FILE_KINDS, *FILE_MIMES})
 _TITLES = frozenset({"mr.", "mrs.", "ms.", "dr.", "st.", "prof.", "jr.", "sr."})  # "Dr. Seuss": not a sentence end
 _PUNCT = "\"“”‘’'()[],;:?!."
 _CLOSERS = ",;:?!.\"”’)]"

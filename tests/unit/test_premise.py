@@ -19,6 +19,7 @@ from m3graph.reasoning.premise import named_things, not_mentioned_message
     ('Was the person who said "Please put the coffee on the green table." the same person who said "My '
      'favourite fruit is a ripe mango."?', []),
     ("When did the 5K run in the U.S. start?", []),  # numbers and abbreviations are not names
+    ("Which PDF did Ann send with the Word document?", ["Ann"]),  # file kinds and types are not names
     ("", []),
 ])
 def test_named_things(question: str, names: list[str]) -> None:
