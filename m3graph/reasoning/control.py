@@ -418,7 +418,8 @@ class Controller:
             if not new:  # nothing in scope matches at all: no model can answer from this memory
                 rounds.append(Round(1, "answer", NOT_IN_MEMORY, [], Usage(), 0.0, note="memory holds nothing to read"))
                 return NOT_IN_MEMORY, "abstained", rounds
-            missing = (premise.unmentioned(tools.search.ex, question, tools.videos, tools.before_clip)
+            missing = (premise.unmentioned(tools.search.ex, question, tools.videos, tools.before_clip,
+                                           evidence.lines())
                        if self.settings.llm.control_premise_check else [])
             if missing:  # the question names something no memory in scope mentions: it cannot hold the answer
                 said = premise.not_mentioned_message(missing)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from m3graph.dates import MONTH_NAMES
 from m3graph.graphdb.executor import Executor
@@ -29,6 +29,7 @@ from m3graph.reasoning.attribution import asks_for_inference
 # or hyphen inside ("O'Brien", "Jean-Paul"); a trailing possessive is dropped.
 _NAME = re.compile(r"^[A-Z][A-Za-z]*(?:['’-][A-Za-z]+)*$")
 _POSSESSIVE = re.compile(r"['’]s$")
+_WORDS = re.compile(r"[a-z]+(?:['’-][a-z]+)*")  # a shown line's words, lowercased, as a name is matched to them
 _SENTENCE_OPEN = re.compile(r"[\"“‘(\[]")
 _SENTENCE_CLOSE = re.compile(r"[.?!:;]['\"”’)\]]*$")
 # Not names: "I", months, weekdays, and the words that name a kind or type of file ("the PDF", "a Word document":
@@ -68,9 +69,10 @@ def named_things(question: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def unmentioned(ex: Executor, question: str, videos: Sequence[str] | None,
-                before_clip: int | None) -> list[str]:
-    """The names the question gives that no memory in scope mentions (empty for an inference question)."""
+def unmentioned(ex: Executor, question: str, videos: Sequence[str] | None, before_clip: int | None,
+                shown: Iterable[str] = ()) -> list[str]:
+    """The names the question gives that no memory in scope mentions (empty for an inference question). A word
+    in one of the `shown` lines (memories of the same scope, as the reader saw them) needs no lookup."""
     if asks_for_inference(question):
         return []
     names = named_things(question)[:NAMES_CHECKED]
@@ -79,10 +81,14 @@ def unmentioned(ex: Executor, question: str, videos: Sequence[str] | None,
     # Each word of a name is looked up alone: "Is Oscar Melanie's pet?" runs two names together, and a name
     # whose words are all mentioned is not a premise the memory lacks.
     words = list(dict.fromkeys(w for n in names for w in n.split()))[:WORDS_CHECKED]
-    terms = [{"term": w, "query": lucene_phrase(w)} for w in words]
+    seen = {w for line in shown for w in _WORDS.findall(line.lower())}
+    ask = [w for w in words if w.lower() not in seen]
+    if not ask:
+        return []
+    terms = [{"term": w, "query": lucene_phrase(w)} for w in ask]
     rows = ex.read("search/named_terms_found", terms=terms, videos=list(videos) if videos else None,
                    before_clip=before_clip, cap=HIT_CAP)
-    absent = set(words) - {r["term"] for r in rows if r["found"]}
+    absent = set(ask) - {r["term"] for r in rows if r["found"]}
     return [n for n in names if absent.intersection(n.split())]
 
 

@@ -57,6 +57,9 @@ def test_a_name_nothing_mentions_is_not_in_memory_without_a_model_call(chat: Mem
     answer, model, _ = _ask(chat, embedder, "What did Ann take a trip to Rome for?")
     assert answer == "to clear her mind" and len(model.requests) == 1
     assert unmentioned(chat.ex, "Which team did Bob join, HR or IT?", [VIDEO], None) == ["IT"]
+    # A word in a line the reader was shown needs no lookup; the others are still looked up.
+    assert unmentioned(chat.ex, "Which team did Bob join, HR or IT?", [VIDEO], None, ["IT said hi"]) == []
+    assert unmentioned(chat.ex, "Did Ann see Paris or Rome?", [VIDEO], None, ["Ann: Rome!"]) == ["Paris"]
     assert unmentioned(chat.ex, "Did Bob and Ann go to Barcelona?", [VIDEO], None) == []
 
 
