@@ -184,7 +184,7 @@ class MemorySearch:
                                   "before_clip": before_clip, "entity_ids": entity_ids, "exclude": list(exclude),
                                   "min_score": to_index_score(self.floor(threshold)), "k": k}
         if entity_ids is not None or self._use_exact(videos, before_clip):
-            params["videos"] = params["videos"] or self._all_videos()
+            params["videos"] = params["videos"] or self.all_videos()
             rows = self.ex.read("search/clips_exact", **params)
         else:
             rows = self._index_search("search/clips_index", params, k + len(exclude))
@@ -198,7 +198,8 @@ class MemorySearch:
                 return rows
             n *= 4
 
-    def _all_videos(self) -> list[str]:
+    def all_videos(self) -> list[str]:
+        """Every source's id: a scope of no sources is all of them."""
         return [r["video_id"] for r in self.ex.read("search/all_videos")]
 
     # -- one statement per search ------------------------------------------------------------------------
@@ -225,7 +226,7 @@ class MemorySearch:
             not in_index and self._use_exact(scope.videos, scope.before_clip))
         videos = scope.videos
         if exact and videos is None:
-            videos = self._all_videos()
+            videos = self.all_videos()
         filtered = scope.videos is not None or scope.before_clip is not None
         n = self._pool(k + len(exclude))
         params: dict[str, Any] = {
@@ -241,7 +242,7 @@ class MemorySearch:
             "speaker_weight": self.cfg.speaker_weight if hybrid and not by_clip else 0.0,
             "months": months, "years": years, "date_weight": self.cfg.date_weight if months else 0.0,
             "file_kinds": file_kinds, "file_mimes": file_mimes, "file_order": file_order,
-            "file_videos": (videos if videos is not None else self._all_videos()) if file_kinds or file_mimes else [],
+            "file_videos": (videos if videos is not None else self.all_videos()) if file_kinds or file_mimes else [],
             "file_weight": self.cfg.file_weight,
             "by_clip": by_clip,
             "exclude": list(exclude), "k": k, "episodic_only": episodic_only, **view.params(),

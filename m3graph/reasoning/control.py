@@ -51,7 +51,7 @@ from m3graph.embedding import TextEmbedder
 from m3graph.errors import ConfigError, InvalidInputError
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import TAG
-from m3graph.reasoning import file_tools, premise
+from m3graph.reasoning import file_tools, premise, speakers
 from m3graph.reasoning.attribution import misattributed, split_speaker
 from m3graph.reasoning.durations import DURATION_NOTE, asks_for_duration, duration_answer
 from m3graph.reasoning.gathering import LIST_CAP_FACTOR, LIST_NOTE, asks_for_a_list
@@ -378,7 +378,8 @@ class Controller:
         return more
 
     def _results_text(self, query: str | None, new: dict[str, list[str]], tools: MemoryTools,
-                      question: str, listing: bool = False, file_note: str | None = None) -> str:
+                      question: str, listing: bool = False, file_note: str | None = None,
+                      speaker_note: str | None = None) -> str:
         what = "the question" if query is None else f'"{query}"'
         why = f" ({file_note})" if file_note else ""  # a file tool's word on what it could not show
         if new:
@@ -388,7 +389,8 @@ class Controller:
         note = f"\n{DURATION_NOTE}" if asks_for_duration(question) else ""
         if listing:
             note += f"\n{LIST_NOTE}"
-        return f"{head}\n\nQuestion: {question}{note}"
+        said = f"\n\n{speaker_note}" if speaker_note else ""  # who said the quoted lines, who speaks (speakers.py)
+        return f"{head}{said}\n\nQuestion: {question}{note}"
 
     def _tools(self, question: str, tools: MemoryTools) -> tuple[str | None, Outcome, list[Round]]:
         evidence = Evidence(self.settings.llm.control_evidence_lines)
@@ -426,7 +428,13 @@ class Controller:
                 rounds.append(Round(1, "answer", said, [], Usage(), 0.0,
                                     note=f"premise check: no memory in scope mentions {', '.join(missing)}"))
                 return said, "abstained", rounds
-            messages.append(Message("user", self._results_text(None, new, tools, question, listing)))
+            # Who said a quoted line, how many speak: the graph's structure, shown to the reader (speakers.py).
+            who = speakers.speaker_note(tools.search.ex, question, tools.videos, tools.before_clip, tools.label,
+                                        tools.search.all_videos)
+            if who:
+                rounds[0].note = f"{rounds[0].note}; speakers looked up: {who}"
+            messages.append(Message("user", self._results_text(None, new, tools, question, listing,
+                                                               speaker_note=who)))
         else:
             messages.append(Message("user", f"No search has been made yet.\n\nQuestion: {question}"))
         last_search = False  # set when no new search is possible: the next step must answer

@@ -33,6 +33,7 @@ CASES: dict[str, dict[str, Any]] = {
                       "file_weight": 0.5,
                       "exclude": [], "k": 2,
                       "episodic_only": False},
+    "search/speech_lines": {"videos": ["v"], "before_clip": None, "cap": 20000},
     "memory/clip_state": {"clip_key": "v#0", "video_id": "v"},
     "memory/dedup_exact": {"items": [], "min_score": 0.9, "video_id": "v"},
     "memory/prepare": {"video_id": "v", "clip_key": "v#0", "face_ids": [1], "voice_ids": [100000],
