@@ -14,7 +14,8 @@ looks the speakers up and adds what it found to the first search's results, as a
   similarity of at least `MATCH_FLOOR`, so a transcript's slips, "favorite fruit in a ripe mango", still match)
   and the note names each line's speaker, and whether two or more quotes share one;
 - a question that asks how many people (speakers, voices) speak, talk or say something: the note counts the
-  distinct speakers of every said line in scope, by character where the voice has one.
+  distinct speakers of every said line in scope, by character where the voice has one
+  (`graphdb.speech.speaker_counts`).
 
 A quote in any other role ('How many people were on screen when someone said "..."?') is a time anchor, not a
 question about its speaker, and gets no note. No model is called; the reader still writes the answer.
@@ -23,19 +24,12 @@ question about its speaker, and gets no note. No model is called; the reader sti
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from difflib import SequenceMatcher
-from typing import Any
 
 from m3graph.graphdb.executor import Executor
-from m3graph.graphdb.query_text import lucene_query_terms
+from m3graph.graphdb.speech import Label, Speaker, speaker_counts, who_said, words
 
-MATCH_FLOOR = 0.75  # character-level similarity of a quote to a said line (lowercased words) for it to match
 QUOTES_CHECKED = 4  # quotes looked up per question
-QUOTE_HITS = 200  # full-text hits read per quote before the scope filter
-SPEECH_CAP = 20000  # said lines read to count speakers; a scope with more says "at least"
 _MIN_WORDS = 3  # a quote of fewer words is a name or a term ("the "Three Little Pigs""), not a said line
 
 _QUOTE = re.compile(r"[\"“]([^\"“”]{3,400})[\"”]")
@@ -47,26 +41,6 @@ _HOW_MANY_SPEAK = re.compile(
     r"(?:people|persons|individuals|characters|voices|participants)\s+(?:\w+\s+)?"
     r"(?:speak|spoke|speaks|speaking|talk|talks|talked|talking|say\s+something|said\s+something|have\s+lines)\b"
     r"|speakers\b)", re.IGNORECASE)
-# A said line: "<voice_8> says: "text"" (or a face, a character), or "Ann <speaker_3>: text".
-_TAG_SAYS = re.compile(r"^\s*<(?P<kind>voice|face|speaker)_(?P<id>\d+)>\s+(?:says|said|asks|asked)\s*:?\s*"
-                       r"(?P<body>.*)$", re.IGNORECASE | re.DOTALL)
-_NAME_SAYS = re.compile(r"^\s*(?P<name>[^\s<:\[][^<:\n]{0,60}?)\s*<(?P<kind>speaker)_(?P<id>\d+)>\s*:\s*(?P<body>.*)$",
-                        re.IGNORECASE | re.DOTALL)
-_WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-
-
-@dataclass(frozen=True)
-class SaidLine:
-    """One remembered line with who said it: `who` as the reader sees them ("<character_7>", "Ann <character_3>")."""
-
-    label: str  # the clip, as the reader's results name it ("CLIP_0", "tm-b/CLIP_0")
-    who: str
-    key: tuple[str, int]  # the speaker's identity: ("character", K), else the entity itself ("voice", 8)
-    body: str  # what was said, without quotation marks
-
-
-def _words(text: str) -> str:
-    return " ".join(_WORDS.findall(text.lower().replace("’", "'")))
 
 
 def quotes_about_speakers(question: str) -> list[str]:
@@ -74,7 +48,7 @@ def quotes_about_speakers(question: str) -> list[str]:
     out: list[str] = []
     for match in _QUOTE.finditer(question):
         quote = match.group(1).strip()
-        if len(_words(quote).split()) >= _MIN_WORDS and _ABOUT_SPEAKER.search(question[:match.start()]):
+        if len(words(quote).split()) >= _MIN_WORDS and _ABOUT_SPEAKER.search(question[:match.start()]):
             out.append(quote)
     return list(dict.fromkeys(out))[:QUOTES_CHECKED]
 
@@ -84,68 +58,15 @@ def asks_how_many_speak(question: str) -> bool:
     return bool(_HOW_MANY_SPEAK.search(question))
 
 
-def said_line(row: dict[str, Any], label: Callable[[str, int], str]) -> SaidLine | None:
-    """A memory row (`video_id`, `clip_index`, `text`, `chars` as [kind, entity id, character id]) as a said line,
-    or None when the line is not somebody saying something."""
-    text = str(row["text"])
-    match = _TAG_SAYS.match(text) or _NAME_SAYS.match(text)
-    if match is None:
-        return None
-    kind, number = match.group("kind").lower(), int(match.group("id"))
-    chars = {(str(k), int(n)): c for k, n, c in (row.get("chars") or []) if k is not None}
-    char = chars.get((kind, number))
-    tag = f"<character_{char}>" if char is not None else f"<{kind}_{number}>"
-    name = match.groupdict().get("name")
-    who = f"{' '.join(name.split())} {tag}" if name else tag
-    key = ("character", int(char)) if char is not None else (kind, number)
-    body = match.group("body").strip().strip("\"“”").strip()
-    return SaidLine(label(str(row["video_id"]), int(row["clip_index"])), who, key, body)
-
-
-def similarity(quote: str, body: str) -> float:
-    """How closely a said line's words follow a quote's (1.0: the same words), letters compared, case ignored."""
-    a, b = _words(quote), _words(body)
-    return SequenceMatcher(None, a, b, autojunk=False).ratio() if a and b else 0.0
-
-
-def who_said(ex: Executor, quote: str, videos: Sequence[str] | None, before_clip: int | None,
-             label: Callable[[str, int], str]) -> list[SaidLine]:
-    """The said lines in scope that are the quote (similarity ≥ `MATCH_FLOOR`), closest first."""
-    terms = lucene_query_terms(quote, "text")
-    if terms is None:
-        return []
-    rows = ex.read("search/speech_matching", query=terms, videos=list(videos) if videos else None,
-                   before_clip=before_clip, limit=QUOTE_HITS)
-    scored = [(similarity(quote, line.body), line) for row in rows if (line := said_line(row, label)) is not None]
-    return [line for score, line in sorted(scored, key=lambda x: -x[0]) if score >= MATCH_FLOOR]
-
-
-Speaker = tuple[str, int]  # ("character", K), or the entity itself where no character holds it
-
-
-def speaker_counts(ex: Executor, videos: Sequence[str], before_clip: int | None,
-                   label: Callable[[str, int], str]) -> tuple[dict[Speaker, str], Counter[Speaker], bool]:
-    """Every speaker of a said line in scope: (who each is, lines each said, whether the `SPEECH_CAP` was hit)."""
-    rows = ex.read("search/speech_lines", videos=list(videos), before_clip=before_clip, cap=SPEECH_CAP)
-    names: dict[tuple[str, int], str] = {}
-    counts: Counter[tuple[str, int]] = Counter()
-    for row in rows:
-        line = said_line(row, label)
-        if line is not None:
-            names.setdefault(line.key, line.who)
-            counts[line.key] += 1
-    return names, counts, len(rows) >= SPEECH_CAP
-
-
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _quote_note(ex: Executor, quotes: Sequence[str], videos: Sequence[str] | None, before_clip: int | None,
-                label: Callable[[str, int], str]) -> list[str]:
+                label: Label) -> list[str]:
     lines: list[str] = []
-    speakers: list[set[tuple[str, int]]] = []
-    names: dict[tuple[str, int], str] = {}
+    speakers: list[set[Speaker]] = []
+    names: dict[Speaker, str] = {}
     for quote in quotes:
         found = who_said(ex, quote, videos, before_clip, label)
         if not found:
@@ -166,7 +87,7 @@ def _quote_note(ex: Executor, quotes: Sequence[str], videos: Sequence[str] | Non
 
 
 def speaker_note(ex: Executor, question: str, videos: Sequence[str] | None, before_clip: int | None,
-                 label: Callable[[str, int], str], all_videos: Callable[[], list[str]]) -> str | None:
+                 label: Label, all_videos: Callable[[], list[str]]) -> str | None:
     """The note the reader is shown with its first search results, or None when the question asks neither."""
     quotes = quotes_about_speakers(question)
     counting = asks_how_many_speak(question)
@@ -178,13 +99,14 @@ def speaker_note(ex: Executor, question: str, videos: Sequence[str] | None, befo
         out += _quote_note(ex, quotes, videos, before_clip, label)
     if counting:
         scope = list(videos) if videos else all_videos()
-        names, counts, capped = speaker_counts(ex, scope, before_clip, label)
+        found = speaker_counts(ex, scope, before_clip, label)
         where = ", ".join(scope) if len(scope) <= 3 else f"{len(scope)} sources"
-        if not counts:
+        if not found.lines:
             out.append(f"Who speaks (every line said in {where}): nobody says anything in memory.")
         else:
-            listed = ", ".join(f"{names[k]} ({_plural(n, 'line')})" for k, n in counts.most_common())
-            many = f"at least {len(counts)}" if capped else str(len(counts))
-            people = "different person speaks" if len(counts) == 1 and not capped else "different people speak"
+            listed = ", ".join(f"{found.who[k]} ({_plural(n, 'line')})" for k, n in found.lines.most_common())
+            many = f"at least {len(found.lines)}" if found.capped else str(len(found.lines))
+            people = ("different person speaks" if len(found.lines) == 1 and not found.capped
+                      else "different people speak")
             out.append(f"Who speaks (every line said in {where}): {many} {people}: {listed}.")
     return "\n".join(out)

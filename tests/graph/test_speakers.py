@@ -11,11 +11,12 @@ import pytest
 
 from m3graph.embedding import TextEmbedder, text_embedder
 from m3graph.errors import NotFoundError
+from m3graph.graphdb.speech import who_said
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.chat.ingest import ingest_conversation
 from m3graph.ingest.demo import load_demo
 from m3graph.reasoning.control import Controller
-from m3graph.reasoning.speakers import speaker_note, who_said
+from m3graph.reasoning.speakers import speaker_note
 from tests.helpers.chat_doubles import ScriptedModel
 from tests.helpers.locomo import locomo_conversation
 

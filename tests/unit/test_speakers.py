@@ -1,18 +1,12 @@
-"""Which questions get the speaker lookup, and how a remembered line says who said it (reasoning/speakers.py): no
-graph."""
+"""Which questions get the speaker lookup, and how a remembered line says who said it (reasoning/speakers.py,
+graphdb/speech.py): no graph."""
 
 from __future__ import annotations
 
 import pytest
 
-from m3graph.reasoning.speakers import (
-    MATCH_FLOOR,
-    QUOTES_CHECKED,
-    asks_how_many_speak,
-    quotes_about_speakers,
-    said_line,
-    similarity,
-)
+from m3graph.graphdb.speech import MATCH_FLOOR, said_line, similarity
+from m3graph.reasoning.speakers import QUOTES_CHECKED, asks_how_many_speak, quotes_about_speakers
 
 SAME = ('Was the person who said "Please put the coffee on the green table." the same person who said "My '
         'favourite fruit is a ripe mango."?')
