@@ -6,6 +6,7 @@
 // reads the speaker from that structure. Per source, through the video_id index; at most $cap lines.
 UNWIND $videos AS vid
 MATCH (m:Memory {video_id: vid})
+USING INDEX m:Memory(video_id)  // not `kind`, which reads every source's memories
 WHERE ($before_clip IS NULL OR m.clip_index <= $before_clip) AND m.kind = 'episodic'
   AND (m.text STARTS WITH '<' OR m.text CONTAINS '<speaker_')
 WITH m LIMIT $cap
