@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from neo4j import Driver, GraphDatabase
 
+from m3graph.embedding import TextEmbedder, text_embedder
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.localserver.server import LocalNeo4j, ServerStatus, ensure_server
 from m3graph.settings import LocalServer, Settings
@@ -96,6 +97,12 @@ def memory_graph(settings: Settings, driver: Driver) -> Iterator[MemoryGraph]:
     mg = MemoryGraph.connect(settings)
     yield mg
     mg.close()
+
+
+@pytest.fixture(scope="session")
+def embedder(memory_graph: MemoryGraph) -> TextEmbedder:
+    """The configured text embedder, loaded once: tests that write or search memories embed with it."""
+    return text_embedder(memory_graph.settings)
 
 
 @pytest.fixture

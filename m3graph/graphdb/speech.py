@@ -25,11 +25,13 @@ MATCH_FLOOR = 0.75  # character-level similarity of a quote to a said line (lowe
 QUOTE_HITS = 200  # full-text hits read per quote before the scope filter
 SPEECH_CAP = 20000  # said lines read to count speakers; a scope with more says "at least"
 
-# A said line: "<voice_8> says: "text"" (or a face's), or "Ann <speaker_3>: text".
+# A said line in a video: "<voice_8> says: "text"" (or a face's).
 _TAG_SAYS = re.compile(r"^\s*<(?P<kind>voice|face|speaker)_(?P<id>\d+)>\s+(?:says|said|asks|asked)\s*:?\s*"
                        r"(?P<body>.*)$", re.IGNORECASE | re.DOTALL)
-_NAME_SAYS = re.compile(r"^\s*(?P<name>[^\s<:\[][^<:\n]{0,60}?)\s*<(?P<kind>speaker)_(?P<id>\d+)>\s*:\s*(?P<body>.*)$",
-                        re.IGNORECASE | re.DOTALL)
+# A conversation's turn names its speaker: "Ann <speaker_3>: text" as stored, "Ann <character_1>: text" as rendered
+# (the speaker-attribution rule reads rendered lines with it too).
+SPEAKER_LINE = re.compile(r"^\s*(?P<name>[^\s<:\[][^<:\n]{0,60}?)\s*<(?P<kind>speaker|character)_(?P<id>\d+)>\s*:\s*"
+                          r"(?P<body>.*)$", re.IGNORECASE | re.DOTALL)
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 Speaker = tuple[str, int]  # ("character", K), or the entity itself where no character holds it ("voice", 8)
@@ -55,7 +57,7 @@ def said_line(row: dict[str, Any], label: Label) -> SaidLine | None:
     """A memory row (`video_id`, `clip_index`, `text`, `chars` as [kind, entity id, character id]) as a said line,
     or None when the line is not somebody saying something."""
     text = str(row["text"])
-    match = _TAG_SAYS.match(text) or _NAME_SAYS.match(text)
+    match = _TAG_SAYS.match(text) or SPEAKER_LINE.match(text)
     if match is None:
         return None
     kind, number = match.group("kind").lower(), int(match.group("id"))

@@ -21,9 +21,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# "Caroline <character_3>: text" or, before characters are rendered, "Caroline <speaker_5>: text".
-_SPEAKER_LINE = re.compile(r"^\s*(?P<name>[^\s<:\[][^<:\n]{0,60}?)\s*<(?:speaker|character)_\d+>\s*:\s*(?P<body>.*)$",
-                           re.DOTALL | re.IGNORECASE)
+from m3graph.graphdb.speech import SPEAKER_LINE
+
 _WORD = re.compile(r"[a-z0-9]+")
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|ya)\b", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.IGNORECASE)
@@ -65,7 +64,7 @@ class SpokenLine:
 
 
 def split_speaker(line: str) -> SpokenLine:
-    match = _SPEAKER_LINE.match(line)
+    match = SPEAKER_LINE.match(line)  # "Caroline <character_3>: text" (or <speaker_5> before rendering)
     if match is None:
         return SpokenLine(None, line)
     return SpokenLine(" ".join(match.group("name").split()), match.group("body"))

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from m3graph.embedding import TextEmbedder, text_embedder
+from m3graph.embedding import TextEmbedder
 from m3graph.errors import ConfigError, ImportFormatError, InvalidInputError, M3GraphError
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import FaceObservation, MemoryIn, check_video_id
@@ -124,11 +124,6 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 # ---------------------------------------------------------------------------------------------- the graph
-
-
-@pytest.fixture(scope="module")
-def embedder(memory_graph: MemoryGraph) -> TextEmbedder:
-    return text_embedder(memory_graph.settings)
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from m3graph.cli import exit_codes, main
-from m3graph.embedding import TextEmbedder, text_embedder
+from m3graph.embedding import TextEmbedder
 from m3graph.errors import ConfigError
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import parse_tags, safe_text
@@ -26,11 +26,6 @@ from m3graph.settings import load_settings
 from tests.helpers.graph import add_clip, canonical_dump, face_cluster, rng, rows, unit
 
 ENTRY = [sys.executable, "-c", "from m3graph.cli import run; run()"]
-
-
-@pytest.fixture(scope="module")
-def embedder(memory_graph: MemoryGraph) -> TextEmbedder:
-    return text_embedder(memory_graph.settings)
 
 
 def _m3graph(graph: MemoryGraph, cwd: Path, *args: str, timeout: float = 300, **env: str

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from m3graph.cli import main
-from m3graph.embedding import TextEmbedder, text_embedder
+from m3graph.embedding import TextEmbedder
 from m3graph.graphdb.files import conversation_files
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.chat.formats import load_conversation
@@ -31,11 +31,6 @@ from tests.helpers.shared_files import (
     xlsx,
     zip_bomb_xlsx,
 )
-
-
-@pytest.fixture(scope="module")
-def embedder(memory_graph: MemoryGraph) -> TextEmbedder:
-    return text_embedder(memory_graph.settings)
 
 
 @pytest.fixture

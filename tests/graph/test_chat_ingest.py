@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from m3graph.cli import main
-from m3graph.embedding import TextEmbedder, text_embedder
+from m3graph.embedding import TextEmbedder
 from m3graph.errors import InvalidInputError
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.chat.formats import load_conversation
@@ -25,11 +25,6 @@ from tests.helpers.chat_doubles import ScriptedModel
 from tests.helpers.graph import variant, with_settings
 
 DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "conversations" / "locomo-26.json"
-
-
-@pytest.fixture(scope="module")
-def embedder(memory_graph: MemoryGraph) -> TextEmbedder:
-    return text_embedder(memory_graph.settings)
 
 
 # ---------------------------------------------------------------------------------------------- helpers

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from m3graph.embedding import TextEmbedder, text_embedder
+from m3graph.embedding import TextEmbedder
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.chat import attachments
 from m3graph.ingest.chat.formats import load_conversation
@@ -23,11 +23,6 @@ from m3graph.reasoning.memory_tools import MemoryTools
 from tests.helpers.chat_doubles import ScriptedModel
 from tests.helpers.graph import face_dim, near, unit, with_settings
 from tests.helpers.shared_files import pdf_bytes, photo, stand_in_photo_faces
-
-
-@pytest.fixture(scope="module")
-def embedder(memory_graph: MemoryGraph) -> TextEmbedder:
-    return text_embedder(memory_graph.settings)
 
 
 def _sign(path: Path) -> Path:

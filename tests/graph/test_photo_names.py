@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from m3graph.embedding import TextEmbedder, text_embedder
+from m3graph.embedding import TextEmbedder
 from m3graph.graphdb import facts
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.chat import attachments
@@ -20,11 +20,6 @@ from m3graph.ingest.chat.formats import load_conversation
 from m3graph.ingest.chat.ingest import ingest_conversation
 from tests.helpers.graph import face_dim, near, rows, unit, with_settings
 from tests.helpers.shared_files import photo, stand_in_photo_faces
-
-
-@pytest.fixture(scope="module")
-def embedder(memory_graph: MemoryGraph) -> TextEmbedder:
-    return text_embedder(memory_graph.settings)
 
 
 def _surrogate(g: MemoryGraph, name: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from m3graph.embedding import TextEmbedder, text_embedder
+from m3graph.embedding import TextEmbedder
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.chat.ingest import ingest_conversation
 from m3graph.reasoning.control import Controller
@@ -24,11 +24,6 @@ SESSIONS = {
         {"speaker": "Ann", "dia_id": "D2:2", "text": "That is wonderful to hear."}],
 }
 REPLY = '{"answer": "to clear her mind", "next_query": null}'
-
-
-@pytest.fixture(scope="module")
-def embedder(memory_graph: MemoryGraph) -> TextEmbedder:
-    return text_embedder(memory_graph.settings)
 
 
 @pytest.fixture

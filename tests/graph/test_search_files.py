@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from m3graph.embedding import TextEmbedder, query_embed, text_embedder
+from m3graph.embedding import TextEmbedder, query_embed
 from m3graph.graphdb.search import MemorySearch
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipResult
@@ -23,11 +23,6 @@ from tests.helpers.graph import face_dim, near, unit, with_settings
 from tests.helpers.shared_files import pdf_bytes, photo, stand_in_photo_faces
 
 SOURCE = "search-files-chat"
-
-
-@pytest.fixture(scope="module")
-def embedder(memory_graph: MemoryGraph) -> TextEmbedder:
-    return text_embedder(memory_graph.settings)
 
 
 @pytest.fixture

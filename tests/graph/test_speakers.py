@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from m3graph.embedding import TextEmbedder, text_embedder
+from m3graph.embedding import TextEmbedder
 from m3graph.errors import NotFoundError
 from m3graph.graphdb.speech import who_said
 from m3graph.graphdb.store import MemoryGraph
@@ -32,11 +32,6 @@ REPLY = '{"answer": "Yes", "next_query": null}'
 
 def _label(video: str, clip: int) -> str:
     return f"{video}/CLIP_{clip}"
-
-
-@pytest.fixture(scope="module")
-def embedder(memory_graph: MemoryGraph) -> TextEmbedder:
-    return text_embedder(memory_graph.settings)
 
 
 @pytest.fixture

@@ -9,9 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from m3graph.embedding import TextEmbedder, text_embedder
+from m3graph.embedding import TextEmbedder
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.chat.ingest import ingest_conversation
 from m3graph.ingest.chat.model import Conversation
@@ -32,11 +30,6 @@ SESSIONS = {
         {"speaker": "Ann", "dia_id": "D8:2", "text": "That is wonderful to hear."}],
 }
 NOTES = ("event_said", "event_means", "event_first", "event_last")
-
-
-@pytest.fixture(scope="module")
-def embedder(memory_graph: MemoryGraph) -> TextEmbedder:
-    return text_embedder(memory_graph.settings)
 
 
 def _conversation(tmp_path: Path, source_id: str = VIDEO) -> Conversation:
