@@ -167,6 +167,24 @@ def _text_or_none(value: Any) -> str | None:
     return None if text.lower() in ("", "null", "none", "n/a", "unknown") else text
 
 
+_ITEM_SPLIT = re.compile(r"\s*[,;]\s*")
+LOOP_BLOCK = 8  # the longest run of items a looping reply is checked for
+
+
+def trim_repetition(answer: str) -> str:
+    """A cut-off answer up to where it starts repeating itself: the small reader, held to a schema at temperature 0,
+    sometimes loops on a list until the token limit ("Luna, Oliver, Bailey, Oscar, Oliver, Bailey, Oscar, Oli").
+    The first run of items said again right after itself ends the answer, kept once; an answer without such a run
+    is returned as it was (the last item of a cut answer may be a word cut short)."""
+    items = [x for x in _ITEM_SPLIT.split(answer) if x]
+    for i in range(len(items)):
+        for k in range(1, LOOP_BLOCK + 1):
+            block = [x.lower() for x in items[i:i + k]]
+            if len(block) == k and block == [x.lower() for x in items[i + k:i + 2 * k]]:
+                return ", ".join(items[:i + k])
+    return answer
+
+
 def parse_reader_reply(text: str) -> tuple[str | None, str | None] | None:
     """(answer, next_query) from a reader step's JSON object; None when the reply holds no such object."""
     body = strip_thinking(text)
@@ -182,9 +200,10 @@ def parse_reader_reply(text: str) -> tuple[str | None, str | None] | None:
         if cut is None:
             return None
         try:
-            return _text_or_none(json.loads(f'"{cut.group(1).rstrip(chr(92))}"')), None
+            answer = _text_or_none(json.loads(f'"{cut.group(1).rstrip(chr(92))}"'))
         except json.JSONDecodeError:
             return None
+        return (trim_repetition(answer) if answer else None), None
     if not isinstance(data, dict) or not ({"answer", "next_query"} & set(data)):
         return None
     return _text_or_none(data.get("answer")), _text_or_none(data.get("next_query"))

@@ -285,6 +285,10 @@ def test_invalid_reader_replies_are_corrected_then_recorded(demo: DemoResult, me
     ('{"answer": "Jon and Gina both lost their jobs and sta', ("Jon and Gina both lost their jobs and sta", None)),
     ('{"answer": "a \\', ("a", None)),  # cut inside an escape
     ('{"answer": null, "next_query": "dance', None),  # a cut query is not an answer
+    # A cut answer that loops ends where it starts repeating itself; a closed one is the model's own.
+    ('{"answer": "Luna, Oliver, Bailey, Oscar, Oliver, Bailey, Oscar, Oliver, Bai', ("Luna, Oliver, Bailey, Oscar",
+                                                                                    None)),
+    ('{"answer": "Oliver, Oliver", "next_query": null}', ("Oliver, Oliver", None)),
     ("Jack", None),
 ])
 def test_parse_reader_reply(reply: str, expected: tuple[str | None, str | None] | None) -> None:
