@@ -55,7 +55,7 @@ from m3graph.reasoning import file_tools, premise, speakers
 from m3graph.reasoning.attribution import misattributed, split_speaker
 from m3graph.reasoning.durations import DURATION_NOTE, asks_for_duration, duration_answer
 from m3graph.reasoning.gathering import LIST_CAP_FACTOR, LIST_NOTE, asks_for_a_list
-from m3graph.reasoning.grounding import ground_time
+from m3graph.reasoning.grounding import asks_when, ground_time
 from m3graph.reasoning.llm.base import ChatModel, ChatResult, Message, Usage
 from m3graph.reasoning.memory_tools import MemoryTools, ToolResult, asks_about_the_past, describe
 from m3graph.settings import Settings
@@ -99,6 +99,10 @@ READER_LAST = ('This is the last step: reply {"answer": ...} with the answer the
 READER_REPAIR = 'Reply with one JSON object only: {"answer": "...", "next_query": null} or {"answer": null, ' \
                 '"next_query": "..."}.'
 NOT_IN_MEMORY = "Not in memory: nothing remembered answers this question."
+# An answer that only names clips ("CLIP_11, CLIP_13") tells a person nothing: the labels are the prompt's.
+READER_NOT_LABELS = ("Answer with what the lines say, in their words, not with the labels of their clips. "
+                     + READER_REPAIR)
+_CLIP_LABELS_ONLY = re.compile(r"^\W*(?:(?:[\w-]+/)?CLIP_\d+(?:\W+|\s+and\s+)?)+$", re.IGNORECASE)
 LINE_CHARS = 300  # one memory line as the model sees it (a long chat turn is cut, not dropped)
 READER_MAX_TOKENS = 96  # a short answer or one query; a longer reply is a model that loops
 
@@ -183,6 +187,15 @@ def trim_repetition(answer: str) -> str:
             if len(block) == k and block == [x.lower() for x in items[i + k:i + 2 * k]]:
                 return ", ".join(items[:i + k])
     return answer
+
+
+def only_clip_labels(question: str, answer: str) -> bool:
+    """Whether the answer is nothing but clip labels where the question asks for no clip: the reader copied the
+    headers of the lines it meant (LoCoMo dev, "Which events has Jon participated in ...?": "CLIP_11, CLIP_13,
+    CLIP_15, CLIP_17"). A question that names clips, or asks when, may be answered with one."""
+    if "clip" in question.lower() or asks_when(question):
+        return False
+    return bool(_CLIP_LABELS_ONLY.match(answer.strip()))
 
 
 def parse_reader_reply(text: str) -> tuple[str | None, str | None] | None:
@@ -472,10 +485,11 @@ class Controller:
                 usage = usage + result.usage
                 parsed = parse_reader_reply(result.text)
                 messages.append(Message("assistant", result.text))
-                if parsed is not None:
+                labels_only = parsed is not None and bool(parsed[0]) and only_clip_labels(question, parsed[0] or "")
+                if parsed is not None and not (labels_only and attempt == 0):
                     break
                 if attempt == 0:
-                    messages.append(Message("user", READER_REPAIR))
+                    messages.append(Message("user", READER_NOT_LABELS if labels_only else READER_REPAIR))
             elapsed = time.perf_counter() - t0
             if parsed is None:
                 rounds.append(Round(step, "invalid", None, raws, usage, elapsed,

@@ -12,8 +12,13 @@ words, is the one the answer rests on.
 The other slip is the day a line was *said* given as the day it happened: each line is shown after its session's
 date ("[20 January 2023] Jon: Lost my job as a banker yesterday [= 19 January 2023]"), and the reader copies the
 first date. An answer that is one day, found in no line but as a session's date, where the line of that session
-the question's words point to resolves one time of its own, becomes that line's resolution. No model: both checks
-are string matches against what was shown.
+the question's words point to resolves one time of its own, becomes that line's resolution.
+
+The third is a time read from the wrong line: shown a session, the reader gives the date another of its lines
+resolved. An answer whose one time the line the question's words point to (alone, by at least two words) does
+not tell becomes that line's time (`_pointed_line`); an answer that only repeats the question's own month is
+checked the same way against the lines telling of a shorter time inside it. No model: every check is a string
+match against what was shown.
 """
 
 from __future__ import annotations
@@ -46,9 +51,13 @@ class Grounded:
     answer: str
     replaced: tuple[tuple[str, str], ...]
     said_day: bool = False  # the answer was the day its line was said, replaced by the day the line tells of
+    pointed: str = ""  # the start of the line the question's words point to, whose time replaced the answer's
 
     def note(self, answer: str) -> str:
         """What the round's note says was changed."""
+        if self.pointed:
+            return (f"the reader's {answer!r} is not the time of the line the question points to "
+                    f"({self.pointed!r}); that line tells of {self.answer!r}")
         if self.said_day:
             return (f"the reader's {answer!r} is the day its line was said; the line tells of {self.answer!r}, "
                     "as shown")
@@ -83,10 +92,25 @@ def _notes(lines: Iterable[str]) -> list[tuple[str, str, str]]:
     return out
 
 
-def _overlap(question: str, line: str) -> int:
+def _stem(word: str) -> str:
+    """A light English suffix strip, enough to meet "applied" with "apply" and "agencies" with "agency"."""
+    for suffix, repl in (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: len(word) - len(suffix)] + repl
+    return word
+
+
+def _matched(question: str, line: str) -> set[str]:
+    """The question's content words the line holds (equal, stemmed alike, or sharing five first letters)."""
     words = {w for w in _WORD.findall(question.lower()) if w not in _STOP and len(w) > 2}
     have = set(_WORD.findall(line))
-    return sum(1 for w in words if w in have or (len(w) > 4 and any(h.startswith(w[:5]) for h in have)))
+    stems = {_stem(h) for h in have}
+    return {w for w in words if w in have or _stem(w) in stems
+            or (len(w) > 4 and any(h.startswith(w[:5]) for h in have))}
+
+
+def _overlap(question: str, line: str) -> int:
+    return len(_matched(question, line))
 
 
 def _resolution(question: str, said: str, notes: list[tuple[str, str, str]]) -> str | None:
@@ -114,7 +138,8 @@ def ground_time(question: str, answer: str, shown: Sequence[tuple[str, str]],
     lines = [line for _, line in shown]
     spans = _relative_spans(answer)
     if not spans:
-        return _said_not_happened(question, answer, shown, said_on or {})
+        return (_said_not_happened(question, answer, shown, said_on or {})
+                or _pointed_line(question, answer, shown, said_on or {}))
     notes = _notes(lines)
     out, pos, replaced = [], 0, []
     for start, end, said in spans:
@@ -155,3 +180,60 @@ def _said_not_happened(question: str, answer: str, shown: Sequence[tuple[str, st
         return None  # no line of that day is clearly the one the question asks about
     resolved = means.pop()
     return Grounded(resolved, ((answer, resolved),), said_day=True) if resolved != day else None
+
+
+def _plain(line: str) -> str:
+    """The line without its resolution notes, lowercased: the words that were said."""
+    return _NOTE.sub("", line).lower()
+
+
+def _told(label: str, line: str, said_on: Mapping[str, str]) -> str | None:
+    """The one time a shown line tells of: its one resolved expression, or, when it holds no time expression at
+    all, the day its session was said; None for two times or a time said without a resolution ("in May")."""
+    notes = _notes([line])
+    if len(notes) == 1:
+        return notes[0][1]
+    if not notes and not find_times(_plain(line), _ANY_DAY):
+        return said_on.get(label)
+    return None
+
+
+def _pointed_line(question: str, answer: str, shown: Sequence[tuple[str, str]],
+                  said_on: Mapping[str, str]) -> Grounded | None:
+    """An answer holding one time that the line the question points to does not tell becomes that line's time.
+
+    "When did Gina mention Shia Labeouf?": the reader, shown the session where "It's Shia Labeouf!" was said,
+    answered the date another line of it resolved ("Last Friday [= 21 July 2023]"). The line sharing the most of
+    the question's words (at least two, and strictly more than any other shown line) is the one the answer rests
+    on; its time is `_told`. An answer whose time overlaps that one is left alone (the reader may say less or
+    more); so is every answer when no single line stands out.
+
+    An answer that only repeats the time the question gives ("When did Melanie go camping in June?" "June 2023")
+    says nothing; the line is then chosen among those telling of a shorter time inside it ("last week [= the week
+    before 27 June 2023]").
+    """
+    times = find_times(answer)
+    if len(times) != 1 or not said_on:
+        return None
+    said = times[0]
+    echo = any((q.first, q.last) == (said.first, said.last) for q in find_times(question, said.first))
+    scored: list[tuple[int, int, str | None]] = []
+    for i, (label, line) in enumerate(shown):
+        told = _told(label, line, said_on)
+        if echo:
+            read = find_times(told) if told else []
+            if len(read) != 1 or not (said.first <= read[0].first and read[0].last <= said.last) \
+                    or (read[0].first, read[0].last) == (said.first, said.last):
+                continue
+        scored.append((_overlap(question, _plain(line)), i, told))
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    if not scored or scored[0][0] < 2 or (len(scored) > 1 and scored[1][0] == scored[0][0]):
+        return None
+    _, best, told = scored[0]
+    read = find_times(told) if told else []
+    if len(read) != 1:
+        return None  # two times, or a time the line says without a resolution: no single answer
+    if not echo and read[0].first <= said.last and said.first <= read[0].last:
+        return None  # the answer's time and the line's overlap: the reader read that line
+    assert told is not None
+    return Grounded(told, ((answer, told),), pointed=shown[best][1][:60])

@@ -26,10 +26,12 @@ from m3graph.reasoning.control import (
     NOT_IN_MEMORY,
     READ_SCHEMA,
     READER_LAST,
+    READER_NOT_LABELS,
     READER_REPAIR,
     READER_SYSTEM,
     Controller,
     copies_a_line,
+    only_clip_labels,
     parse_m3_action,
     parse_reader_reply,
     query_key,
@@ -274,6 +276,32 @@ def test_invalid_reader_replies_are_corrected_then_recorded(demo: DemoResult, me
     assert trace.outcome == "failed" and trace.answer is None
     assert [r.action for r in trace.rounds] == ["search_node", "invalid", "invalid"]
     assert model.requests[1].last_user == READER_REPAIR
+
+
+def test_an_answer_of_clip_labels_is_asked_again_once(demo: DemoResult, memory_graph: MemoryGraph,
+                                                      settings: Settings) -> None:
+    model = ScriptedModel(['{"answer": "CLIP_1, CLIP_2", "next_query": null}',
+                           '{"answer": "The man", "next_query": null}'])
+    trace = controller(model, memory_graph, settings, mode="tools", prefetch=True, rounds=2).answer(
+        "Who reads the newspaper?", [VIDEO])
+    assert trace.answer == "The man" and trace.outcome == "answered"
+    assert model.requests[1].last_user == READER_NOT_LABELS
+    # Asked again, labels are kept: a second correction would only cost another call.
+    model = ScriptedModel(['{"answer": "CLIP_1", "next_query": null}'] * 2)
+    trace = controller(model, memory_graph, settings, mode="tools", prefetch=True, rounds=2).answer(
+        "Who reads the newspaper?", [VIDEO])
+    assert trace.answer == "CLIP_1" and len(model.requests) == 2
+
+
+@pytest.mark.parametrize(("question", "answer", "labels"), [
+    ("Which events has Jon joined?", "CLIP_11, CLIP_13, CLIP_15 and CLIP_17", True),
+    ("Which events has Jon joined?", "video-1/CLIP_3.", True),
+    ("Which events has Jon joined?", "the fair (CLIP_11)", False),
+    ("In which clip does the man read?", "CLIP_3", False),
+    ("When does the man read?", "CLIP_3", False),
+])
+def test_only_clip_labels(question: str, answer: str, labels: bool) -> None:
+    assert only_clip_labels(question, answer) is labels
 
 
 @pytest.mark.parametrize(("reply", "expected"), [

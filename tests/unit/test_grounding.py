@@ -77,6 +77,52 @@ def test_a_session_date_given_as_the_answer_becomes_the_date_its_line_tells() ->
     assert ground_time("When did Jon lose his job as a banker?", "20 January 2023", shown) is None
 
 
+def test_a_time_the_pointed_line_does_not_tell_becomes_the_time_it_does() -> None:
+    """The line sharing the most of the question's words, alone, decides: its one resolved time, or, when it
+    holds no time expression, the day its session was said."""
+    said_on = {"CLIP_17": "21 July 2023", "CLIP_18": "23 July 2023", "CLIP_12": "25 August 2023"}
+    shia = [("CLIP_18", "Jon <character_4>: Sounds familiar, who do those words belong to?"),
+            ("CLIP_18", "Gina <character_3>: It's Shia Labeouf!"),
+            ("CLIP_18", "Gina <character_3>: Last Friday [= 21 July 2023] at dance class I felt it.")]
+    grounded = ground_time("When did Gina mention Shia Labeouf?", "21 July 2023", shia, said_on)
+    assert grounded is not None and grounded.answer == "23 July 2023" and grounded.pointed
+    assert grounded.note("21 July 2023") == (
+        "the reader's '21 July 2023' is not the time of the line the question points to "
+        "(\"Gina <character_3>: It's Shia Labeouf!\"); that line tells of '23 July 2023'")
+    # Its one resolved time, words stemmed ("applied" meets "apply", "agency" "agencies").
+    adopt = [("CLIP_12", "Caroline <character_1>: Guess what I did this week [= the week of 23 August 2023]? "
+                         "I applied to adoption agencies!"),
+             ("CLIP_18", "Caroline <character_1>: I passed the adoption agency interviews last Friday "
+                         "[= 20 October 2023]!")]
+    grounded = ground_time("When did Caroline apply to adoption agencies?", "20 October 2023", adopt, said_on)
+    assert grounded is not None and grounded.answer == "the week of 23 August 2023"
+
+
+def test_the_pointed_line_check_leaves_agreeing_or_undecided_answers() -> None:
+    said_on = {"CLIP_5": "16 March 2023", "CLIP_13": "16 June 2023", "CLIP_3": "27 June 2023"}
+    # Two lines share as many of the question's words: no single line is the one.
+    tie = [("CLIP_5", "Gina <character_3>: Yay! My online clothes store is open!"),
+           ("CLIP_13", "Gina <character_3>: I opened an online clothing store and it's been great!")]
+    assert ground_time("When did Gina open her online clothing store?", "25 April 2023", tie, said_on) is None
+    # The reader said less than the line ("June 2023" holds the week before 27 June): left alone.
+    camp = [("CLIP_3", "Melanie <character_2>: I took my fam camping in the mountains last week "
+                       "[= the week before 27 June 2023].")]
+    assert ground_time("When did Melanie go camping?", "June 2023", camp, said_on) is None
+    # A line telling a time it does not resolve ("in May") gives no single day; one word in common is too few.
+    vague = [("CLIP_5", "Gina <character_3>: I opened my store in May, can you believe it?")]
+    assert ground_time("When did Gina open her store?", "16 March 2023", vague, said_on) is None
+    assert ground_time("When did Gina sing?", "1 May 2023", [("CLIP_5", "Gina <character_3>: Hi!")], said_on) is None
+    # An answer that only repeats the question's own month says nothing: the line telling of a shorter time
+    # inside it answers (the plan "next month [= June 2023]" does not).
+    june = [("CLIP_1", "Melanie <character_2>: We're thinking about going camping next month [= June 2023]."),
+            *camp, ("CLIP_3", "Melanie <character_2>: We roasted marshmallows around the campfire.")]
+    grounded = ground_time("When did Melanie go camping in June?", "June 2023", june, said_on)
+    assert grounded is not None and grounded.answer == "the week before 27 June 2023"
+    assert ground_time("When did Melanie go camping in July?", "June 2023", june, said_on) is None
+    # An answer with no time, or two, is not checked.
+    assert ground_time("When did Gina mention Shia Labeouf?", "Not in memory.", tie, said_on) is None
+
+
 @pytest.mark.parametrize(("question", "when"), [
     ("When did Jon lose his job?", True), ("In which month did Gina open her store?", True),
     ("What year did Maria move?", True), ("On what date did they meet?", True),
