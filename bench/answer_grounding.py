@@ -5,7 +5,9 @@ recorded, apart from the reader's run-to-run variance: every question of a resul
 --out FILE`, or `--oracle`) whose reader answer was kept is checked against the lines its rounds showed, with each
 LoCoMo session's date as the reader saw it, and the answer match (`judge.answer_match`) is counted before and
 after. A results file written by a controller that already grounds shows its raw reader replies, not its answers,
-so this reads the reader's own answer from the answer round's JSON reply.
+so this reads the reader's own answer from the answer round's JSON reply. When-questions are also scored by date
+interval (`within_gold`): answer match compares words, and "18 July 2023" is right for "The Tuesday before 20 July
+2023".
 
 Run: ``.venv/bin/python -m bench.answer_grounding RESULTS.jsonl [...] [--conversations DIR]``.
 """
@@ -16,13 +18,15 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from m3graph.dates import find_times
 from m3graph.devkit.eval.judge import answer_match
 from m3graph.ingest.chat.locomo import load_locomo
 from m3graph.reasoning.control import parse_reader_reply
-from m3graph.reasoning.grounding import ground_time
+from m3graph.reasoning.grounding import asks_when, ground_time
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "conversations"
 
@@ -49,17 +53,39 @@ def reader_answer(row: dict[str, Any]) -> str | None:
     return None
 
 
-def replay(rows: Sequence[dict[str, Any]], dates: dict[str, dict[str, str]]) -> tuple[int, int, int, list[str]]:
-    """(answers checked, right before, right after, one line per changed answer)."""
-    checked = before = after = 0
-    changed: list[str] = []
+def within_gold(answer: str, gold: str) -> bool:
+    """Whether the answer's one time lies inside the gold answer's one time: "18 July 2023" is right for "The
+    Tuesday before 20 July 2023", which answer match (words) scores wrong, and "20 July 2023" wrong, which it
+    scores right. A gold answer without exactly one time expression (or a stray mark, "3` July") counts as not."""
+    told, wanted = find_times(answer), find_times(gold)
+    if len(told) != 1 or len(wanted) != 1:
+        return False
+    return wanted[0].first <= told[0].first and told[0].last <= wanted[0].last
+
+
+@dataclass
+class Replay:
+    """Answers checked, right before and after (answer match, and by date interval for when-questions)."""
+
+    checked: int = 0
+    before: int = 0
+    after: int = 0
+    when: int = 0  # when-questions among the checked answers
+    dated_before: int = 0
+    dated_after: int = 0
+    changed: list[str] = field(default_factory=list)
+
+
+def replay(rows: Sequence[dict[str, Any]], dates: dict[str, dict[str, str]]) -> Replay:
+    """Every kept reader answer of `rows` checked again, with one line per changed answer."""
+    out = Replay()
     for row in rows:
         if row.get("outcome") not in ("answered", "forced"):
             continue
         raw = reader_answer(row)
         if raw is None:
             continue
-        checked += 1
+        out.checked += 1
         unanswerable = "adversarial" in (row.get("types") or [])
         shown = [(label, line) for rnd in row.get("rounds") or []
                  for label, lines in (rnd.get("knowledge") or {}).items() for line in lines]
@@ -67,11 +93,15 @@ def replay(rows: Sequence[dict[str, Any]], dates: dict[str, dict[str, str]]) -> 
         final = grounded.answer if grounded is not None else raw
         was = answer_match(raw, row["gt"], unanswerable) == "yes"
         now = answer_match(final, row["gt"], unanswerable) == "yes"
-        before, after = before + was, after + now
+        out.before, out.after = out.before + was, out.after + now
+        if asks_when(row["question"]):
+            out.when += 1
+            out.dated_before += within_gold(raw, row["gt"])
+            out.dated_after += within_gold(final, row["gt"])
         if grounded is not None:
-            changed.append(f"{row['id']}: {raw[:60]!r} -> {final!r} (gold {row['gt']!r}): "
-                           f"{'yes' if was else 'no'} -> {'yes' if now else 'no'}")
-    return checked, before, after, changed
+            out.changed.append(f"{row['id']}: {raw[:60]!r} -> {final!r} (gold {row['gt']!r}): "
+                               f"{'yes' if was else 'no'} -> {'yes' if now else 'no'}")
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -82,10 +112,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     dates = session_dates(args.conversations)
     for path in args.results:
         rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        checked, before, after, changed = replay(rows, dates)
-        print(f"{path}: {checked} reader answers, {len(changed)} changed by the check; "
-              f"answer match {before} -> {after}")
-        for line in changed:
+        r = replay(rows, dates)
+        print(f"{path}: {r.checked} reader answers, {len(r.changed)} changed by the check; "
+              f"answer match {r.before} -> {r.after}; when-questions {r.when}, the answer's time inside the gold "
+              f"one {r.dated_before} -> {r.dated_after}")
+        for line in r.changed:
             print(f"  {line}")
     return 0
 

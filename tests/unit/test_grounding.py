@@ -141,5 +141,20 @@ def test_the_replay_reads_the_readers_own_answer_and_counts_both_sides() -> None
            "rounds": [{"action": "search_node", "raw": [], "knowledge": {"CLIP_0": [LINES[0]]}},
                       {"action": "answer", "raw": ['{"answer": "Yesterday", "next_query": null}'], "knowledge": {}}]}
     assert reader_answer(row) == "Yesterday"
-    checked, before, after, changed = replay([row, {**row, "outcome": "abstained"}], {"c": {}})
-    assert (checked, before, after) == (1, 0, 1) and changed[0].startswith("c/q1: 'Yesterday' -> '20 June 2023'")
+    r = replay([row, {**row, "outcome": "abstained"}], {"c": {}})
+    assert (r.checked, r.before, r.after) == (1, 0, 1)
+    assert r.changed[0].startswith("c/q1: 'Yesterday' -> '20 June 2023'")
+    assert (r.when, r.dated_before, r.dated_after) == (1, 0, 1)
+
+
+@pytest.mark.parametrize(("answer", "gold", "inside"), [
+    ("18 July 2023", "The Tuesday before 20 July 2023", True),
+    ("20 July 2023", "The Tuesday before 20 July 2023", False),
+    ("17 August 2023", "The week before 25 August 2023", True),
+    ("August 2023", "The week before 25 August 2023", False),  # says less than the gold
+    ("Not in memory", "7 May 2023", False),
+])
+def test_a_when_answer_is_scored_by_date_interval(answer: str, gold: str, inside: bool) -> None:
+    from bench.answer_grounding import within_gold
+
+    assert within_gold(answer, gold) is inside
