@@ -280,17 +280,16 @@ def test_invalid_reader_replies_are_corrected_then_recorded(demo: DemoResult, me
 
 def test_an_answer_of_clip_labels_is_asked_again_once(demo: DemoResult, memory_graph: MemoryGraph,
                                                       settings: Settings) -> None:
-    model = ScriptedModel(['{"answer": "CLIP_1, CLIP_2", "next_query": null}',
-                           '{"answer": "The man", "next_query": null}'])
-    trace = controller(model, memory_graph, settings, mode="tools", prefetch=True, rounds=2).answer(
-        "Who reads the newspaper?", [VIDEO])
-    assert trace.answer == "The man" and trace.outcome == "answered"
-    assert model.requests[1].last_user == READER_NOT_LABELS
+    def reader(*answers: str) -> tuple[ScriptedModel, str | None]:
+        model = ScriptedModel([json.dumps({"answer": a, "next_query": None}) for a in answers])
+        tools = controller(model, memory_graph, settings, mode="tools", prefetch=True, rounds=2)
+        return model, tools.answer("Who reads the newspaper?", [VIDEO]).answer
+
+    model, answer = reader("CLIP_1, CLIP_2", "The man")
+    assert answer == "The man" and model.requests[1].last_user == READER_NOT_LABELS
     # Asked again, labels are kept: a second correction would only cost another call.
-    model = ScriptedModel(['{"answer": "CLIP_1", "next_query": null}'] * 2)
-    trace = controller(model, memory_graph, settings, mode="tools", prefetch=True, rounds=2).answer(
-        "Who reads the newspaper?", [VIDEO])
-    assert trace.answer == "CLIP_1" and len(model.requests) == 2
+    model, answer = reader("CLIP_1", "CLIP_1")
+    assert answer == "CLIP_1" and len(model.requests) == 2
 
 
 @pytest.mark.parametrize(("question", "answer", "labels"), [
