@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from m3graph.dates import find_times
+from m3graph.dates import TimeSpan, find_times
 
 # A question that asks for a time ("When did ...", "What date ...", "In which month ..."); durations are
 # computed elsewhere (`durations`).
@@ -100,17 +100,14 @@ def _stem(word: str) -> str:
     return word
 
 
-def _matched(question: str, line: str) -> set[str]:
-    """The question's content words the line holds (equal, stemmed alike, or sharing five first letters)."""
+def _overlap(question: str, line: str) -> int:
+    """How many of the question's content words the line holds (equal, stemmed alike, or sharing five first
+    letters)."""
     words = {w for w in _WORD.findall(question.lower()) if w not in _STOP and len(w) > 2}
     have = set(_WORD.findall(line))
     stems = {_stem(h) for h in have}
-    return {w for w in words if w in have or _stem(w) in stems
-            or (len(w) > 4 and any(h.startswith(w[:5]) for h in have))}
-
-
-def _overlap(question: str, line: str) -> int:
-    return len(_matched(question, line))
+    return sum(1 for w in words if w in have or _stem(w) in stems
+               or (len(w) > 4 and any(h.startswith(w[:5]) for h in have)))
 
 
 def _resolution(question: str, said: str, notes: list[tuple[str, str, str]]) -> str | None:
@@ -217,23 +214,20 @@ def _pointed_line(question: str, answer: str, shown: Sequence[tuple[str, str]],
         return None
     said = times[0]
     echo = any((q.first, q.last) == (said.first, said.last) for q in find_times(question, said.first))
-    scored: list[tuple[int, int, str | None]] = []
+    scored: list[tuple[int, int, str | None, list[TimeSpan]]] = []
     for i, (label, line) in enumerate(shown):
         told = _told(label, line, said_on)
-        if echo:
-            read = find_times(told) if told else []
-            if len(read) != 1 or not (said.first <= read[0].first and read[0].last <= said.last) \
-                    or (read[0].first, read[0].last) == (said.first, said.last):
-                continue
-        scored.append((_overlap(question, _plain(line)), i, told))
+        read = find_times(told) if told else []
+        if echo and (len(read) != 1 or not (said.first <= read[0].first and read[0].last <= said.last)
+                     or (read[0].first, read[0].last) == (said.first, said.last)):
+            continue  # the question's own time: only a line telling of a shorter time inside it answers
+        scored.append((_overlap(question, _plain(line)), i, told, read))
     scored.sort(key=lambda x: (-x[0], x[1]))
     if not scored or scored[0][0] < 2 or (len(scored) > 1 and scored[1][0] == scored[0][0]):
         return None
-    _, best, told = scored[0]
-    read = find_times(told) if told else []
-    if len(read) != 1:
+    _, best, told, read = scored[0]
+    if told is None or len(read) != 1:
         return None  # two times, or a time the line says without a resolution: no single answer
     if not echo and read[0].first <= said.last and said.first <= read[0].last:
         return None  # the answer's time and the line's overlap: the reader read that line
-    assert told is not None
     return Grounded(told, ((answer, told),), pointed=shown[best][1][:60])
