@@ -14,6 +14,7 @@ packaged files, never from a caller, and every variant must fill exactly the tem
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import tomllib
 from dataclasses import dataclass
@@ -52,13 +53,25 @@ def _parse(name: str, text: str) -> CypherQuery:
 
 
 # Folders of named queries: the product's, and the development kit's (bench/, eval/), which keeps its queries
-# beside its own code but runs them through the same executor under the same naming rule.
+# beside its own code but runs them through the same executor under the same naming rule. The development kit is
+# left out of the product's wheel (pyproject.toml), so its folder is loaded only where it is installed.
 ROOTS = ("m3graph.cypher", "m3graph.devkit.cypher")
+OPTIONAL_ROOTS = frozenset({"m3graph.devkit.cypher"})
+
+
+def _installed(package: str) -> bool:
+    """Whether a query folder's package is importable (the development kit is absent from a product install)."""
+    try:
+        return importlib.util.find_spec(package) is not None
+    except ModuleNotFoundError:  # its parent package is missing too
+        return False
 
 
 def _load_all() -> dict[str, CypherQuery]:
     found: dict[str, CypherQuery] = {}
     for package in ROOTS:
+        if package in OPTIONAL_ROOTS and not _installed(package):
+            continue
         for name, query_ in _load_folder(package).items():
             if name in found:
                 raise RuntimeError(f"cypher query {name} is defined twice (in {package} and another root)")
