@@ -1,7 +1,4 @@
-"""`m3graph eval`: M3-Bench, the generated media, chat QA, retrieval and facts, scored.
-
-Development install only: this module lives in the development kit, which the product wheel leaves out;
-m3graph/cli/evaluate.py registers it."""
+"""`m3graph eval`: the evaluations, scored (development kit only: m3graph/cli/evaluate.py registers this group)."""
 
 from __future__ import annotations
 
@@ -38,10 +35,6 @@ def _progress(done: int, total: int, record: dict[str, Any]) -> None:
     kw = f", keywords {record['keyword_verdict']}" if "keyword_verdict" in record else ""
     click.echo(f"  [{done}/{total}] {record['id']}: {record['verdict']}{kw} ({record['outcome']}, "
                f"{len(record.get('rounds') or [])} rounds, {record['latency_s']['answerer']:.1f} s)")
-
-
-def _ingest_progress(video: str, index: int, total: int, stage: str) -> None:
-    click.echo(f"  ingest {video}: clip {index + 1}/{total} {stage}")
 
 
 def _close(obj: object) -> None:
@@ -165,7 +158,8 @@ def testmedia(settings: Settings, out: Path, media_dir: Path | None, ingest: boo
     ensure_server(settings)
     with MemoryGraph.connect(settings) as graph:
         if ingest:
-            done = ensure_ingested(graph, settings, manifest, QA_VIDEOS, progress=_ingest_progress)
+            done = ensure_ingested(graph, settings, manifest, QA_VIDEOS, progress=lambda video, i, n, stage:
+                                   click.echo(f"  ingest {video}: clip {i + 1}/{n} {stage}"))
             click.echo(f"ingested {', '.join(done)}" if done else "tm-a and tm-b are already in the graph")
         coverage = video_coverage(graph, items)
         if coverage.missing:
@@ -391,13 +385,8 @@ def chat_files(settings: Settings, set_dir: Path, identity_dir: Path | None, per
     text-only controls), answered from the set ingested with its files and, in the same run, from the text-only
     baseline (each file reduced to its name); answer match, evidence recall@5 and tokens per question."""
     from m3graph.devkit.eval.chat_files import run_command
-
-    # The product's own `m3graph ingest-chat`, found through the command tree at run time: the development kit
-    # does not import the CLI package (that would close an import cycle cli -> devkit -> cli).
-    root = click.get_current_context().find_root()
-    ingest_chat = root.command.get_command(root, "ingest-chat") if isinstance(root.command, click.Group) else None
-    if ingest_chat is None:
-        raise click.UsageError("m3graph eval chat-files runs from the m3graph command (m3graph eval chat-files)")
+    # The product's `m3graph ingest-chat`, found in the command tree at run time (importing m3graph.cli: a cycle).
+    ingest_chat = (root := click.get_current_context().find_root()).command.get_command(root, "ingest-chat")
 
     def ingest(paths: Sequence[Path], files_root: Path | None) -> None:
         args = [str(p) for p in paths] + ["--format", "json"]
