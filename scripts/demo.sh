@@ -8,7 +8,7 @@
 #     round and the evidence it was shown.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-bash scripts/setup.sh dev,embed,tasks,perception,llm
+bash scripts/setup.sh  # every extra the README shows next (explorer, MCP, Browser, files) comes with it
 export OMP_WAIT_POLICY=PASSIVE
 .venv/bin/m3graph demo
 .venv/bin/python -m m3graph.devkit.testmedia .m3graph/testmedia
