@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from celery import Task, chain, group
 
@@ -24,6 +24,9 @@ from m3graph.tasks.app import app
 from m3graph.tasks.ordering import Waiting, requeue, video_lock
 from m3graph.tasks.progress import reset_progress, safe_note
 from m3graph.tasks.runtime import redis_client
+
+if TYPE_CHECKING:  # the pipeline is imported lazily: a worker loads its models only when a task runs
+    from m3graph.ingest.pipeline import VideoPlan
 
 log = logging.getLogger(__name__)
 _RETRY: dict[str, Any] = {"autoretry_for": (RetryableError,), "retry_backoff": True, "retry_jitter": True}
@@ -37,13 +40,13 @@ def _note(video_id: str, index: int, step: str, state: str, **extra: Any) -> Non
     safe_note(runtime.redis_conn, video_id, index, step, state, **extra)
 
 
-def _plan(video_id: str):  # type: ignore[no-untyped-def]
+def _plan(video_id: str) -> VideoPlan:
     from m3graph.ingest.pipeline import load_plan
 
     return load_plan(_settings(), video_id)
 
 
-class ClipTask(Task):  # type: ignore[misc]
+class ClipTask(Task):
     """Records the final failure and every retry of a clip step in the progress hash (args: video id, index)."""
 
     step = "?"
