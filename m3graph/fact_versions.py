@@ -74,7 +74,7 @@ def single_valued(slot_key: str) -> bool:
 
 
 def thing_key(video_id: str, name_key: str) -> str:
-    """A named thing is keyed by its normalised name within its source (documented in README's graph model)."""
+    """A named thing is keyed by its normalised name within its source (documented in docs/graph-model.md)."""
     return f"{video_id}|{name_key}"
 
 
