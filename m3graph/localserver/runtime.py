@@ -69,7 +69,7 @@ def choose(local: LocalServer, store_line: str | None, home: Path) -> tuple[NeoL
     store (`store_line`) keeps its line under "auto".
     """
     javas = find_javas(local.java)
-    wanted = local.neo4j_version
+    wanted: str = local.neo4j_version  # a Neo4j line (a key of LINES) once "auto" is resolved
     if wanted == "auto":
         if store_line is not None:
             wanted = store_line

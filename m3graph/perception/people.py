@@ -147,7 +147,9 @@ def _detector() -> Any:
     import cv2
 
     hog = cv2.HOGDescriptor()
-    hog.setSVMDetector(cv2.HOGDescriptor_getDefaultPeopleDetector())
+    # The static method's stub says Sequence[float]; it returns the float32 array setSVMDetector takes (asarray
+    # hands that same array back).
+    hog.setSVMDetector(np.asarray(cv2.HOGDescriptor.getDefaultPeopleDetector(), dtype=np.float32))
     return hog
 
 
