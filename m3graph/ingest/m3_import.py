@@ -191,7 +191,9 @@ def _vectors(raw: Any, cap: int, what: str, warnings: list[str]) -> np.ndarray |
 def _node_fields(node: Any) -> tuple[str | None, Any, dict[str, Any]]:
     state = getattr(node, "__dict__", {})
     metadata = state.get("metadata")
-    return state.get("type"), state.get("embeddings"), metadata if isinstance(metadata, dict) else {}
+    kind = state.get("type")  # a list here would make ``kind in _NODE_KIND`` raise: only a str is a type
+    return kind if isinstance(kind, str) else None, state.get("embeddings"), metadata if isinstance(metadata,
+                                                                                                     dict) else {}
 
 
 def parse_videograph(graph: StandInVideoGraph, settings: Settings) -> _Parsed:
@@ -218,7 +220,7 @@ def parse_videograph(graph: StandInVideoGraph, settings: Settings) -> _Parsed:
     for raw_id, node in nodes.items():
         node_id = _as_int(raw_id)
         if node_id is None or not isinstance(node, StandInVideoGraph.Node):
-            warnings.append(f"node key {raw_id!r}: not an integer id with a VideoGraph.Node; skipped")
+            warnings.append(f"node key {repr(raw_id)[:80]}: not an integer id with a VideoGraph.Node; skipped")
             skipped += 1
             continue
         node_type, embeddings, metadata = _node_fields(node)

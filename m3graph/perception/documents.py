@@ -8,6 +8,17 @@ checks that come first: DOCX/XLSX are zip archives and are refused from the cent
 declared sizes or ratios say "bomb" (zipfile never inflates past an entry's declared size, so the declared sizes
 bound the work); SVG with entity declarations is refused before it is parsed. Every failure is a `FileRejected`
 naming the reason (corrupt, password-protected, ...); the caller keeps the rest of the conversation.
+
+What a file *declares* is checked against `DeclaredLimits` before the reader is asked to build it (issue 37: a
+CSV of 10^6 columns, an XLSX declaring a huge sheet, an SVG of many elements, a DOCX whose XML is 100 MB inside
+every zip limit): a CSV's row width and columns, an XLSX's sheet dimensions and XML sizes, an SVG's element
+count, a PDF's page count, a DOCX's document XML size. Readers then take only what the passages keep (the
+first `max_passages` passages, rows up to the row budget), so the work is bounded by the settings, not by the
+file. The time and memory a reader may still spend are bounded by the worker process that runs it
+(`m3graph.ingest.chat.file_worker`).
+
+Why this module is over 400 lines: each reader sits beside the declared-size checks that must run before it, so
+a reader cannot be changed without its checks in view.
 """
 
 from __future__ import annotations
@@ -21,6 +32,7 @@ import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from m3graph.perception.file_types import FileRejected
 from m3graph.settings import FilesConfig
@@ -39,16 +51,37 @@ class Passage:
         return ", ".join(x for x in (f"page {self.page}" if self.page else "", self.section or "") if x)
 
 
-def chunks(text: str, size: int) -> list[str]:
-    """`text` (whitespace collapsed) in pieces of at most `size` characters, cut at a sentence or a space."""
+@dataclass(frozen=True)
+class DeclaredLimits:
+    """What a shared document may declare before it is parsed (docs/reliability.md "Hostile files"). Far above a
+    real chart or report; each refusal names the limit."""
+
+    max_columns: int = 1_000  # CSV/XLSX columns (a table of more is not a chart's data)
+    max_row_chars: int = 100_000  # one CSV line
+    max_sheet_cells: int = 10_000_000  # an XLSX sheet's declared dimension, rows x columns
+    max_xml_mb: float = 25.0  # one DOCX/XLSX part's uncompressed XML (python-docx holds it all as a tree)
+    max_svg_elements: int = 20_000  # tags in an SVG
+    max_pdf_pages: int = 2_000  # a PDF's declared page count
+
+
+LIMITS = DeclaredLimits()
+
+
+def chunks(text: str, size: int, limit: int | None = None) -> list[str]:
+    """`text` (whitespace collapsed) in pieces of at most `size` characters, cut at a sentence or a space; at most
+    `limit` pieces (the rest is never cut: a 50 MB text costs what its kept passages cost, not a copy per cut)."""
     text = " ".join(text.split())
-    out = []
-    while len(text) > size:
-        cut = max(text.rfind(". ", size // 2, size), text.rfind(" ", size * 3 // 4, size))
-        cut = size if cut <= 0 else cut + 1
-        out.append(text[:cut].strip())
-        text = text[cut:].strip()
-    return [*out, text] if text else out
+    out: list[str] = []
+    pos = 0
+    while len(text) - pos > size and (limit is None or len(out) < limit):
+        cut = max(text.rfind(". ", pos + size // 2, pos + size), text.rfind(" ", pos + size * 3 // 4, pos + size))
+        cut = pos + size if cut <= pos else cut + 1
+        out.append(text[pos:cut].strip())
+        pos = cut + 1 if cut < len(text) and text[cut] == " " else cut  # the old `text[cut:].strip()`
+    rest = text[pos:].strip()
+    if rest and (limit is None or len(out) < limit):
+        out.append(rest)
+    return out
 
 
 def check_zip(path: Path, cfg: FilesConfig) -> None:
@@ -69,6 +102,17 @@ def check_zip(path: Path, cfg: FilesConfig) -> None:
         if i.file_size > 2**20 and i.file_size > cfg.max_zip_ratio * max(i.compress_size, 1):
             raise FileRejected(f"entry {i.filename[:80]!r} inflates {i.file_size / max(i.compress_size, 1):.0f}x "
                                f"(more than files.max_zip_ratio = {cfg.max_zip_ratio:g}): refused as a zip bomb")
+
+
+def check_parts(path: Path, names: tuple[str, ...], prefixes: tuple[str, ...], limits: DeclaredLimits) -> None:
+    """Refuses an OOXML package whose named XML parts (or parts under `prefixes`) declare more than
+    `limits.max_xml_mb` uncompressed: the reader would build all of it."""
+    cap = limits.max_xml_mb * 2**20
+    with zipfile.ZipFile(path) as z:
+        for i in z.infolist():
+            if (i.filename in names or i.filename.startswith(prefixes)) and i.file_size > cap:
+                raise FileRejected(f"its part {i.filename[:80]!r} is {i.file_size / 2**20:.0f} MB of XML (more "
+                                   f"than {limits.max_xml_mb:g} MB: DeclaredLimits.max_xml_mb)")
 
 
 def _cell(value: object) -> str:
@@ -168,7 +212,7 @@ def paired_series(lines: list[str]) -> tuple[str, list[tuple[float, str]]] | Non
     return None
 
 
-def pdf_passages(path: Path, cfg: FilesConfig) -> list[Passage]:
+def pdf_passages(path: Path, cfg: FilesConfig, limits: DeclaredLimits = LIMITS) -> list[Passage]:
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError, PyPdfError
 
@@ -176,10 +220,16 @@ def pdf_passages(path: Path, cfg: FilesConfig) -> list[Passage]:
         reader = PdfReader(str(path))
         if reader.is_encrypted and not reader.decrypt(""):
             raise FileRejected("a password-protected PDF (no text can be read without the password)")
-        pages = list(reader.pages)
+        declared = _declared_pages(reader)
+        if declared <= limits.max_pdf_pages:  # only then is the tree walked (it may hold more than it says)
+            declared = max(declared, len(reader.pages))
+        if declared > limits.max_pdf_pages:
+            raise FileRejected(f"a PDF of {declared} pages (more than {limits.max_pdf_pages}: "
+                               "DeclaredLimits.max_pdf_pages)")
         out: list[Passage] = []
-        for number, page in enumerate(pages, start=1):
-            out += [Passage(c, page=number) for c in chunks(page.extract_text() or "", cfg.passage_chars)]
+        for number in range(1, len(reader.pages) + 1):
+            text = reader.pages[number - 1].extract_text() or ""
+            out += [Passage(c, page=number) for c in chunks(text, cfg.passage_chars, cfg.max_passages - len(out))]
             if len(out) >= cfg.max_passages:
                 break
     except FileRejected:
@@ -189,21 +239,33 @@ def pdf_passages(path: Path, cfg: FilesConfig) -> list[Passage]:
     return out
 
 
+def _declared_pages(reader: Any) -> int:
+    """The page tree's /Count, read before pypdf walks the tree to list the pages (0 when it is not a number)."""
+    try:
+        count = reader.trailer["/Root"]["/Pages"]["/Count"]
+        return int(count) if isinstance(count, int) else 0
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return 0
+
+
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 
 
 def text_passages(path: Path, cfg: FilesConfig, markdown: bool) -> list[Passage]:
-    """Plain text in passages; Markdown by section (the heading path, "Budget > Travel")."""
-    text = path.read_bytes().decode("utf-8", errors="replace")
+    """Plain text in passages; Markdown by section (the heading path, "Budget > Travel"). Only the head that the
+    kept passages can come from is read (8 bytes per kept character: room for whitespace and markup)."""
+    with path.open("rb") as f:
+        text = f.read(8 * cfg.max_passages * cfg.passage_chars).decode("utf-8", errors="replace")
     if not markdown:
-        return [Passage(c) for c in chunks(text, cfg.passage_chars)]
+        return [Passage(c) for c in chunks(text, cfg.passage_chars, cfg.max_passages)]
     out: list[Passage] = []
     trail: list[tuple[int, str]] = []
     body: list[str] = []
 
     def flush() -> None:
         section = " > ".join(t for _, t in trail) or None
-        out.extend(Passage(c, section=section) for c in chunks("\n".join(body), cfg.passage_chars))
+        room = max(0, cfg.max_passages - len(out))
+        out.extend(Passage(c, section=section) for c in chunks("\n".join(body), cfg.passage_chars, room))
         body.clear()
 
     for line in text.splitlines():
@@ -218,8 +280,10 @@ def text_passages(path: Path, cfg: FilesConfig, markdown: bool) -> list[Passage]
     return out
 
 
-def docx_passages(path: Path, cfg: FilesConfig) -> list[Passage]:
+def docx_passages(path: Path, cfg: FilesConfig, limits: DeclaredLimits = LIMITS) -> list[Passage]:
     check_zip(path, cfg)
+    check_parts(path, ("word/document.xml", "word/styles.xml", "word/numbering.xml"), ("word/header", "word/footer"),
+                limits)
     import docx
 
     try:
@@ -231,7 +295,8 @@ def docx_passages(path: Path, cfg: FilesConfig) -> list[Passage]:
     body: list[str] = []
 
     def flush() -> None:
-        out.extend(Passage(c, section=section) for c in chunks("\n".join(body), cfg.passage_chars))
+        room = max(0, cfg.max_passages - len(out))
+        out.extend(Passage(c, section=section) for c in chunks("\n".join(body), cfg.passage_chars, room))
         body.clear()
 
     for para in document.paragraphs:
@@ -248,21 +313,43 @@ def docx_passages(path: Path, cfg: FilesConfig) -> list[Passage]:
     return out
 
 
-def csv_passages(path: Path, cfg: FilesConfig) -> list[Passage]:
+def _check_lines(text: str, limits: DeclaredLimits) -> None:
+    """Refuses a CSV line wider than `limits.max_row_chars` before any row is split into cells."""
+    pos, line = 0, 1
+    while pos < len(text):
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        if end - pos > limits.max_row_chars:
+            raise FileRejected(f"a CSV whose line {line} is {end - pos} characters (more than "
+                               f"{limits.max_row_chars}: DeclaredLimits.max_row_chars)")
+        pos, line = end + 1, line + 1
+
+
+def _bounded_rows(rows: Iterable[list[object]], what: str, limits: DeclaredLimits) -> Iterator[list[object]]:
+    for n, row in enumerate(rows, start=1):
+        if len(row) > limits.max_columns:
+            raise FileRejected(f"{what} row {n} has {len(row)} columns (more than {limits.max_columns}: "
+                               "DeclaredLimits.max_columns)")
+        yield row
+
+
+def csv_passages(path: Path, cfg: FilesConfig, limits: DeclaredLimits = LIMITS) -> list[Passage]:
     text = path.read_bytes().decode("utf-8", errors="replace")
+    _check_lines(text, limits)
     try:
         dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t|")
     except csv.Error:
         dialect = csv.excel  # type: ignore[assignment]
     try:
         rows: Iterator[list[object]] = csv.reader(io.StringIO(text), dialect)
-        return table_passages(rows, None, cfg)
+        return table_passages(_bounded_rows(rows, "a CSV whose", limits), None, cfg)
     except csv.Error as exc:
         raise FileRejected(f"an unreadable CSV ({exc})") from None
 
 
-def xlsx_passages(path: Path, cfg: FilesConfig) -> list[Passage]:
+def xlsx_passages(path: Path, cfg: FilesConfig, limits: DeclaredLimits = LIMITS) -> list[Passage]:
     check_zip(path, cfg)
+    check_parts(path, ("xl/sharedStrings.xml", "xl/styles.xml", "xl/workbook.xml"), (), limits)
     import openpyxl
 
     try:
@@ -272,14 +359,27 @@ def xlsx_passages(path: Path, cfg: FilesConfig) -> list[Passage]:
     out: list[Passage] = []
     try:
         for sheet in book.worksheets:
-            rows = (list(r) for r in sheet.iter_rows(values_only=True))
-            out += table_passages(rows, f"sheet {sheet.title}", cfg)
+            out += _sheet_passages(sheet, cfg, limits)
     finally:
         book.close()
     return out
 
 
-def svg_passages(path: Path, cfg: FilesConfig) -> list[Passage]:
+def _sheet_passages(sheet: Any, cfg: FilesConfig, limits: DeclaredLimits) -> list[Passage]:
+    """One read-only sheet, checked against its declared dimension first (read-only rows are padded to it, so
+    ``A1:XFD1048576`` would be 17 billion empty cells), then read no further than the passages keep."""
+    rows_declared, cols_declared = sheet.max_row or 0, sheet.max_column or 0
+    if cols_declared > limits.max_columns or rows_declared * cols_declared > limits.max_sheet_cells:
+        raise FileRejected(f"sheet {str(sheet.title)[:40]!r} declares {rows_declared} x {cols_declared} cells "
+                           f"(more than {limits.max_columns} columns or {limits.max_sheet_cells} cells: "
+                           "DeclaredLimits)")
+    budget = cfg.max_passages * cfg.rows_per_passage + 1  # + the header row
+    cols = min(cols_declared, limits.max_columns) if cols_declared else limits.max_columns
+    rows = (list(r) for r in sheet.iter_rows(max_row=budget, max_col=cols, values_only=True))
+    return table_passages(rows, f"sheet {sheet.title}", cfg)
+
+
+def svg_passages(path: Path, cfg: FilesConfig, limits: DeclaredLimits = LIMITS) -> list[Passage]:
     """A chart drawn as SVG: its title, description and every text label in document order (axis labels and
     values are text in a generated chart)."""
     import xml.etree.ElementTree as ET
@@ -287,6 +387,10 @@ def svg_passages(path: Path, cfg: FilesConfig) -> list[Passage]:
     data = path.read_bytes()
     if b"<!ENTITY" in data or b"<!entity" in data:
         raise FileRejected("an SVG with entity declarations (refused: entity expansion)")
+    tags = data.count(b"<")  # at least one per element: an upper bound, counted before anything is built
+    if tags > limits.max_svg_elements:
+        raise FileRejected(f"an SVG of up to {tags} elements (more than {limits.max_svg_elements}: "
+                           "DeclaredLimits.max_svg_elements)")
     try:
         root = ET.fromstring(data)
     except ET.ParseError as exc:
@@ -301,7 +405,7 @@ def svg_passages(path: Path, cfg: FilesConfig) -> list[Passage]:
                 columns.setdefault(el.get("x", "").strip(), []).append(words[-1])
     if not words:
         return []
-    out = [Passage(c) for c in chunks("chart labels: " + " | ".join(words), cfg.passage_chars)]
+    out = [Passage(c) for c in chunks("chart labels: " + " | ".join(words), cfg.passage_chars, cfg.max_passages)]
     points = _svg_points(columns)
     if points:
         paired = {lab for _, lab in points}

@@ -34,8 +34,8 @@ def detect_format(path: str | Path, limits: ReadLimits = DEFAULT_LIMITS) -> str:
     if suffix == ".json" or head.startswith("{"):
         try:
             return "locomo" if looks_like_locomo(json.loads(head)) else "json"
-        except json.JSONDecodeError:
-            return "json"  # the JSON loader reports the line of the syntax error
+        except (json.JSONDecodeError, RecursionError):
+            return "json"  # the JSON loader reports the line of the syntax error (or the depth)
     if looks_like_facts(head):  # every non-blank line "N. text" (after one "...:" header): never a transcript
         return "facts"
     return "text"

@@ -15,7 +15,9 @@ Text from the file is data, never structure: every ``<face_N>``-like tag a speak
 wrote is escaped (`graphdb.tags.safe_text`: ``‹face_N›``) before anything is embedded, so the only tags a
 stored memory carries are the ``<speaker_N>`` tags ingestion itself adds for the speakers of that session. A
 turn longer than a memory may hold (`MemoryIn.text`, 8,000 characters) is stored in parts ``id``, ``id#p2``,
-... with a warning, instead of refusing the file.
+... with a warning, instead of refusing the file; a turn of more than `MAX_TURN_PARTS` parts (~128,000
+characters: a pasted document, not something said) is refused, naming the turn, before anything is embedded
+(issue 37: a 20 MB single-line turn became 2,633 parts and was still embedding after 600 s).
 
 Time expressions are resolved against the session's date (`m3graph.dates.TimeNotes`: "yesterday" in a session
 of 8 May 2023 is 7 May 2023) and stored beside the text as the memory's `event_*` properties; the text keeps what
@@ -48,9 +50,10 @@ from m3graph.graphdb.files import FileLinks
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import safe_text
 from m3graph.graphdb.types import ClipInfo, MemoryIn, check_video_id, clip_key
-from m3graph.ingest.chat.attachments import FileProblem, SharedFile, share_all
+from m3graph.ingest.chat.attachments import FileProblem, SharedFile, drop_unheld, share_all
 from m3graph.ingest.chat.model import Conversation, Session, Turn
 from m3graph.ingest.chat.photo_names import introduced_name
+from m3graph.ingest.chat.turn_parts import MAX_TURN_PARTS, split_turn
 from m3graph.observations import FaceCluster, VoiceCluster
 
 TURN_SECONDS = 10.0  # default of settings.chat.turn_seconds: a turn without cue times on the timeline
@@ -175,17 +178,6 @@ class _Planned:
     voices: list[VoiceCluster] = field(default_factory=list)  # every shared audio file's voices, likewise
 
 
-def _parts(body: str, size: int) -> list[str]:
-    """`body` cut into pieces of at most `size` characters, at a space where one is near the cut."""
-    out = []
-    while len(body) > size:
-        cut = body.rfind(" ", size * 4 // 5, size + 1)
-        cut = size if cut <= 0 else cut
-        out.append(body[:cut].rstrip())
-        body = body[cut:].lstrip()
-    return [*out, body] if body else out
-
-
 def _safe_turns(turns: Sequence[Turn], where: str) -> tuple[Turn, ...]:
     out: list[Turn] = []
     for t in turns:
@@ -201,7 +193,11 @@ def _safe_turns(turns: Sequence[Turn], where: str) -> tuple[Turn, ...]:
         if len(body) <= size:
             out.append(safe)
             continue
-        pieces = _parts(body, size)
+        if len(body) > MAX_TURN_PARTS * size:
+            raise InvalidInputError(f"{where}: turn {t.turn_id} is {len(body)} characters, more than the "
+                                    f"{MAX_TURN_PARTS * size} a turn may hold ({MAX_TURN_PARTS} memories); share a "
+                                    "long text as a file; nothing was written")
+        pieces = split_turn(body, size)
         log.warning("%s: turn %s is %d characters, more than a memory holds: stored in %d parts (%s, %s#p2, ...)",
                     where, t.turn_id, len(body), len(pieces), t.turn_id, t.turn_id)
         out.extend(replace(safe, turn_id=t.turn_id if i == 0 else f"{t.turn_id}#p{i + 1}", text=piece, caption=None,
@@ -256,7 +252,19 @@ def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEm
         return summary
     next_index = max((r["clip_index"] for r in existing), default=-1) + 1
     offset = max((float(r["end_s"] or 0.0) for r in existing), default=0.0)
+    stored: list[SharedFile] = []  # copies stored by this call: removed again unless a written session holds them
+    try:
+        _plan_and_write(graph, conv, embedder, memorizer, files_root, new, next_index, offset, summary, stored)
+    except BaseException:
+        drop_unheld(graph.ex, graph.settings, stored)
+        raise
+    return summary
 
+
+def _plan_and_write(graph: MemoryGraph, conv: Conversation, embedder: TextEmbedder,
+                    memorizer: SessionMemorizer | None, files_root: Path | None, new: list[Session], next_index: int,
+                    offset: float, summary: ChatIngestSummary, stored: list[SharedFile]) -> None:
+    """Plans, embeds and writes the new sessions (`ingest_conversation`), adding every stored file to `stored`."""
     plans: list[_Planned] = []
     timeline = _timeline(new, offset, graph.settings.chat.turn_seconds)
     for i, (session, (start, end, spans)) in enumerate(zip(new, timeline, strict=True)):
@@ -270,6 +278,7 @@ def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEm
             where = ClipFiles(graph.settings, conv.source_id, clip.clip_index)
             shared, problems = share_all(graph.settings, files_root, session.turns, session.started_at, where.crops,
                                          start, where.snippets)
+            stored += shared
             summary.files_refused += [str(FileProblem(p.turn_id, p.path, p.reason)) for p in problems]
             said = {t.turn_id: t.text for t in session.turns}
             for f in shared:
@@ -309,6 +318,7 @@ def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEm
         written = _write_session(graph, conv, p)
         if written is None:
             summary.sessions_skipped += 1  # another run wrote it meanwhile
+            drop_unheld(graph.ex, graph.settings, p.files)
             continue
         summary.sessions_written.append(p.clip.clip_index)
         summary.turns += len(p.session.turns)
@@ -316,7 +326,6 @@ def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEm
         summary.semantic += sum(1 for m in p.memories if m.kind == "semantic")
         summary.speakers_created += written
         summary.files += len(p.files)
-    return summary
 
 
 def _write_session(graph: MemoryGraph, conv: Conversation, p: _Planned) -> int | None:

@@ -120,12 +120,45 @@ def read_lines(path: str | Path, limits: ReadLimits = DEFAULT_LIMITS) -> Iterato
         yield text[pos:]
 
 
-def load_json(path: str | Path, limits: ReadLimits = DEFAULT_LIMITS) -> tuple[str, Any]:
-    raw = read_text(path, limits)
+MAX_JSON_DEPTH = 64  # a conversation nests ~6 levels; deeper is refused as input, not a RecursionError later
+
+
+def parse_json(path: str | Path, raw: str) -> Any:
+    """`raw` parsed, or `ChatFormatError` naming the file: invalid JSON, or JSON nested deeper than
+    `MAX_JSON_DEPTH` (a conversation nested 10^5 deep was an internal RecursionError, exit 70: issue 37)."""
     try:
-        return raw, json.loads(raw)
+        data = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise ChatFormatError(path, exc.lineno, f"invalid JSON ({exc.msg})") from exc
+    except RecursionError:
+        data = None
+    else:
+        if json_depth(data, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH:
+            return data
+    raise ChatFormatError(path, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep (a conversation needs "
+                                      "a handful)")
+
+
+def json_depth(data: Any, stop: int) -> int:
+    """How deep lists and objects nest in `data`, walked without recursion; stops counting past `stop`."""
+    deepest = 0
+    todo: list[tuple[Any, int]] = [(data, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if not isinstance(item, list):
+            continue
+        deepest = max(deepest, depth)
+        if deepest > stop:
+            break
+        todo.extend((x, depth + 1) for x in item if isinstance(x, list | dict))
+    return deepest
+
+
+def load_json(path: str | Path, limits: ReadLimits = DEFAULT_LIMITS) -> tuple[str, Any]:
+    raw = read_text(path, limits)
+    return raw, parse_json(path, raw)
 
 
 def line_of(raw: str, *needles: str) -> int | None:
