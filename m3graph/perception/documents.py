@@ -29,7 +29,7 @@ import logging
 import math
 import re
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -325,12 +325,12 @@ def _check_lines(text: str, limits: DeclaredLimits) -> None:
         pos, line = end + 1, line + 1
 
 
-def _bounded_rows(rows: Iterable[list[object]], what: str, limits: DeclaredLimits) -> Iterator[list[object]]:
+def _bounded_rows(rows: Iterable[Sequence[object]], what: str, limits: DeclaredLimits) -> Iterator[list[object]]:
     for n, row in enumerate(rows, start=1):
         if len(row) > limits.max_columns:
             raise FileRejected(f"{what} row {n} has {len(row)} columns (more than {limits.max_columns}: "
                                "DeclaredLimits.max_columns)")
-        yield row
+        yield list(row)
 
 
 def csv_passages(path: Path, cfg: FilesConfig, limits: DeclaredLimits = LIMITS) -> list[Passage]:
@@ -339,9 +339,9 @@ def csv_passages(path: Path, cfg: FilesConfig, limits: DeclaredLimits = LIMITS) 
     try:
         dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t|")
     except csv.Error:
-        dialect = csv.excel  # type: ignore[assignment]
+        dialect = csv.excel
     try:
-        rows: Iterator[list[object]] = csv.reader(io.StringIO(text), dialect)
+        rows = csv.reader(io.StringIO(text), dialect)
         return table_passages(_bounded_rows(rows, "a CSV whose", limits), None, cfg)
     except csv.Error as exc:
         raise FileRejected(f"an unreadable CSV ({exc})") from None
