@@ -1,4 +1,4 @@
-"""The controller's memory tools, compiled to named, indexed Cypher.
+"""The controller's memory search, compiled to named, indexed Cypher: `plan` a `SearchSpec`, `run` the plan.
 
 Ranking is hybrid when the query's text is given (the controller, the CLI and the demo always give it): the
 vector ranking (cosine, floored at the threshold measured for the text model) and the full-text BM25 ranking
@@ -8,44 +8,48 @@ floor applies to the vector cosine only, never to fused scores. A memory also ta
 neighbouring lines' scores (an answer often only makes sense after its question), and a clip scores its best
 memory and its BM25 as one document. Three named things in the query move the ranking: a month (clips that
 started then rank higher, so a question about "July 2023" finds July's sessions), a file type ("the first PDF":
-the turns that shared one, the first most) and, for `search_node`, a speaker (what a person said is what a
-question about them asks for; it would cost clip recall, so `search_clip` leaves it out); month and speaker
+the turns that shared one, the first most) and, in node mode, a speaker (what a person said is what a
+question about them asks for; it would cost clip recall, so clip mode leaves it out); month and speaker
 weights were chosen leave-one-conversation-out (bench/retrieval_fusion.py). Without text, ranking is the
-reference's (§6.5): a clip scores its best memory's cosine. A hybrid `search_node` hit that shares a file brings
-the file's surrogate, and a photo's face the name fact that says who it is (`_attach`): words find the sharing
-turn, not what the file shows or who was introduced sessions before.
+reference's (§6.5, `SearchPreset.REFERENCE`): a clip scores its best memory's cosine. A hybrid node-mode hit that
+shares a file brings the file's surrogate, and a photo's face the name fact that says who it is (`_attach`): words
+find the sharing turn, not what the file shows or who was introduced sessions before.
 
-`search_clip` returns the top-k clips *not shown yet* (the reference returned nothing once its global top-2
-had been shown); `search_node` returns the top-k memories. Every query filters by video and `before_clip`, so
-an answer can never use the future, and optionally by a window on the clips' absolute start time.
-Each ranking is ONE statement (`search/ranked`): both rankings, the fusion, the clip scores and the memories
-shown; `search_node`'s attached evidence is a second, read-only one.
+Clip mode (the controller's search_clip) returns the top-k clips *not shown yet* (the reference returned nothing
+once its global top-2 had been shown); node mode (search_node) returns the top-k memories. Every query filters by
+video and `before_clip`, so an answer can never use the future, and optionally by a window on the clips' absolute
+start time. Each ranking is ONE statement (`search/ranked`), whose parameters are one `SearchPlan`
+(graphdb/search_plan.py): both rankings, the fusion, the clip scores and the memories shown; node mode's attached
+evidence is a second, read-only one.
 On Neo4j 2026.x its variant `search/ranked_2026` filters by video and clip inside the vector index (SEARCH ...
 WHERE); on 5.26 a small filtered candidate set is scanned exactly and a large one goes through the index with
 over-fetch. Tags are rendered as `<character_K>` from the MENTIONS structure, token-exactly.
-Scores shown are cosines (Neo4j's (1+cos)/2 is converted back).
+Scores shown are cosines (Neo4j's (1+cos)/2 is converted back). `rank_clips` (the reference's vector-only clip
+ranking without the memories) is the benchmark's.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-
 from m3graph.dates import TimeNotes
-from m3graph.errors import InvalidInputError
 from m3graph.fact_versions import VersionView
 from m3graph.graphdb.executor import Executor
-from m3graph.graphdb.query_text import (
-    lucene_phrase,
-    lucene_query_terms,
-    named_file_types,
-    named_months,
-    query_words,
+from m3graph.graphdb.query_text import lucene_phrase
+from m3graph.graphdb.search_plan import (
+    CURRENT,
+    MAX_K,
+    Scope,
+    SearchPlan,
+    SearchPreset,
+    SearchSpec,
+    build_plan,
+    check_request,
+    to_index_score,
+    unit_vector,
 )
 from m3graph.graphdb.tags import render_characters
 from m3graph.graphdb.types import ClipResult, RenderedMemory, clip_key
@@ -58,18 +62,10 @@ def to_cosine(score: float) -> float:
     return 2.0 * score - 1.0
 
 
-def to_index_score(cosine: float) -> float:
-    return (1.0 + cosine) / 2.0
-
-
 def _native(value: Any) -> datetime | None:
     """The driver's DateTime as a Python datetime (pydantic models hold the standard type)."""
     to_native = getattr(value, "to_native", None)
     return to_native() if callable(to_native) else value
-
-
-CURRENT = VersionView()  # what a search shows unless asked otherwise: facts as they hold now
-_MAX_CLIP = 2**63 - 1  # "no before_clip" inside the index filter, which takes no OR / IS NULL
 
 
 def render_memory(row: dict[str, Any], score: float | None = None) -> RenderedMemory:
@@ -83,7 +79,7 @@ def render_memory(row: dict[str, Any], score: float | None = None) -> RenderedMe
 
 
 def _clip_result(row: dict[str, Any], by_clip: bool, view: VersionView = CURRENT) -> ClipResult:
-    """A row of `search/ranked` as a ClipResult: search_clip shows the clip's best cosine, search_node each
+    """A row of `search/ranked` as a ClipResult: clip mode shows the clip's best cosine, node mode each
     memory's (and the clip's best of them). A whole clip's facts are shown as the view shows them."""
     memories = [render_memory(m | {"clip_index": row["clip_index"]}, None if by_clip else m["score"])
                 for m in row["memories"] if view.visible(m)]
@@ -91,16 +87,6 @@ def _clip_result(row: dict[str, Any], by_clip: bool, view: VersionView = CURRENT
     return ClipResult(video_id=row["video_id"], clip_index=row["clip_index"], start_s=row["start_s"],
                       end_s=row["end_s"], score=score, memories=memories, started_at=_native(row["started_at"]),
                       rank=row.get("score"))
-
-
-@dataclass(frozen=True)
-class Scope:
-    """What one search may see: videos, `before_clip`, a character's entities, a time window (as clip keys)."""
-
-    videos: list[str] | None = None
-    before_clip: int | None = None
-    entity_ids: list[int] | None = None
-    clips: list[str] | None = None
 
 
 class MemorySearch:
@@ -114,19 +100,7 @@ class MemorySearch:
 
     def _vector(self, query: Sequence[float]) -> list[float]:
         """The unit query vector; a vector of the wrong size, NaN/infinite or all zeros is refused by name."""
-        try:
-            v = np.asarray(query, dtype=np.float64).reshape(-1)
-        except (TypeError, ValueError):
-            raise InvalidInputError("query vector: not a list of numbers") from None
-        dim = self.settings.memory.text_dim
-        if v.size != dim:
-            raise InvalidInputError(f"query vector has {v.size} dimensions; the text model's memories have {dim}")
-        if not np.all(np.isfinite(v)):
-            raise InvalidInputError("query vector contains NaN or infinity")
-        norm = float(np.linalg.norm(v))
-        if norm == 0.0:
-            raise InvalidInputError("query vector is all zeros (no direction to search in)")
-        return (v / norm).tolist()
+        return unit_vector(query, self.settings.memory.text_dim)
 
     def floor(self, threshold: float | None = None) -> float:
         """The vector-cosine floor: the caller's, or the one measured for the configured text model."""
@@ -138,7 +112,7 @@ class MemorySearch:
         row = self.ex.read("search/character_entities", char_ids=list(char_ids))
         return sorted(row[0]["entity_ids"]) if row else []
 
-    def _use_exact(self, videos: Sequence[str] | None, before_clip: int | None) -> bool:
+    def small_scope(self, videos: Sequence[str] | None, before_clip: int | None) -> bool:
         """Exact scan or index: decided by the candidate count, remembered for a few seconds (a controller asks
         several searches over one scope; the choice changes speed, never which memories may be seen)."""
         if not videos:
@@ -183,7 +157,7 @@ class MemorySearch:
         params: dict[str, Any] = {"query": self._vector(query), "videos": list(videos) if videos else None,
                                   "before_clip": before_clip, "entity_ids": entity_ids, "exclude": list(exclude),
                                   "min_score": to_index_score(self.floor(threshold)), "k": k}
-        if entity_ids is not None or self._use_exact(videos, before_clip):
+        if entity_ids is not None or self.small_scope(videos, before_clip):
             params["videos"] = params["videos"] or self.all_videos()
             rows = self.ex.read("search/clips_exact", **params)
         else:
@@ -203,57 +177,40 @@ class MemorySearch:
         return [r["video_id"] for r in self.ex.read("search/all_videos")]
 
     # -- one statement per search ------------------------------------------------------------------------
-    def _ranked(self, query: Sequence[float], text: str | None, scope: Scope, floor: float, by_clip: bool, k: int,
-                exclude: Sequence[str] = (), episodic_only: bool = False, reference: bool = False,
-                view: VersionView = CURRENT) -> list[dict[str, Any]]:
+    def plan(self, spec: SearchSpec) -> SearchPlan:
+        """The parameters of the one statement that answers `spec` (`search_plan.build_plan`).
+
+        A bad vector is refused before any query; the scope's lookups (a character's entities, the clips of a time
+        window) and the exact-or-index choice (cached per scope for a few seconds; on Neo4j 2026.x the vector index
+        filters inside the index, so it is never needed there) are the only queries. An empty scope (an unknown
+        character, no clip in the window) gives a plan that runs nothing.
+        """
+        self._vector(spec.vector)
+        scope = self.scope(spec.videos, spec.before_clip, spec.characters, spec.since, spec.until)
+        return build_plan(spec, scope or Scope(videos=[], before_clip=spec.before_clip), self.settings,
+                          self.ex.capabilities, self)
+
+    def run(self, plan: SearchPlan) -> list[ClipResult]:
         """Runs `search/ranked` (or its 2026 variant): rankings, fusion, clip scores and memories in ONE round trip.
 
-        `reference`: the reference's ranking (no text, no neighbour context, no clip prior: a clip scores its best
-        memory's cosine alone, a memory its own cosine).
-        The exact-or-index choice is the only other query, cached per scope for a few seconds; on Neo4j 2026.x
-        the vector index filters by video and clip inside the index, so it is never needed there.
+        Clip mode: the best k clips not excluded, with all their memories, best first (`rank`, the fused relevance;
+        the clip's best cosine is its score; the controller presents its evidence in clip order itself, as the
+        reference did). Node mode: the top k memories grouped by clip, each with its cosine; a hit that shares a
+        file brings what it rests on when the query had words (`_attach`).
         """
-        hybrid = bool(text and self.cfg.hybrid and not reference)
-        terms = lucene_query_terms(text, "text") if hybrid and text else None
-        months, years = named_months(text) if hybrid and text and self.cfg.date_weight > 0 else ([], [])
-        clip_terms = lucene_query_terms(text, "search_text") if hybrid and text else None
-        file_kinds, file_mimes, file_order = named_file_types(text) if hybrid and text and self.cfg.file_weight > 0 \
-            else ([], [], "all")
-        caps = self.ex.capabilities
-        in_index = (caps.vector_filters and caps.search_clause and self.cfg.in_index_filter
-                    and (scope.videos is None or len(scope.videos) <= self.cfg.in_index_max_videos))
-        exact = scope.entity_ids is not None or scope.clips is not None or (
-            not in_index and self._use_exact(scope.videos, scope.before_clip))
-        videos = scope.videos
-        if exact and videos is None:
-            videos = self.all_videos()
-        filtered = scope.videos is not None or scope.before_clip is not None
-        n = self._pool(k + len(exclude))
-        params: dict[str, Any] = {
-            "query": self._vector(query), "text": terms, "clip_text": clip_terms, "videos": videos,
-            "before_clip": scope.before_clip,
-            "entity_ids": scope.entity_ids, "clips": scope.clips, "exact": exact,
-            "min_score": to_index_score(floor), "n": n,
-            "n_raw": min(max(self.cfg.max_index_candidates, n), n * self.cfg.overfetch) if filtered else n,
-            "vector_weight": self.settings.search_vector_weight,
-            "context_weight": 0.0 if reference else self.cfg.context_weight,
-            "clip_text_weight": self.cfg.clip_text_weight, "clip_prior": 0.0 if reference else self.cfg.clip_prior,
-            "words": query_words(text) if hybrid and text else [],
-            "speaker_weight": self.cfg.speaker_weight if hybrid and not by_clip else 0.0,
-            "months": months, "years": years, "date_weight": self.cfg.date_weight if months else 0.0,
-            "file_kinds": file_kinds, "file_mimes": file_mimes, "file_order": file_order,
-            "file_videos": (videos if videos is not None else self.all_videos()) if file_kinds or file_mimes else [],
-            "file_weight": self.cfg.file_weight,
-            "by_clip": by_clip,
-            "exclude": list(exclude), "k": k, "episodic_only": episodic_only, **view.params(),
-        }
-        if in_index:
-            params["max_clip"] = _MAX_CLIP if scope.before_clip is None else scope.before_clip
-            return self.ex.read("search/ranked_2026", **params)
-        return self.ex.read("search/ranked", **params)
+        if plan.empty:
+            return []
+        rows = self.ex.read(plan.statement, **plan.params())
+        view = plan.view
+        found = [_clip_result(r, plan.by_clip, view) for r in rows]  # clips best first
+        if plan.by_clip or not plan.words or not self.cfg.attach_file_evidence:
+            return found
+        linked = any(m.get("file_linked") for r in rows for m in r["memories"])
+        return self._attach(found, plan.videos, plan.before_clip) if linked else found
 
-    def _pool(self, want: int) -> int:
-        return max(self.cfg.fusion_pool, 5 * want)
+    def search(self, spec: SearchSpec) -> list[ClipResult]:
+        """Both stages in one call: `run(plan(spec))`."""
+        return self.run(self.plan(spec))
 
     # -- the tools ----------------------------------------------------------------------------------------
     def clips(self, refs: Sequence[tuple[str, int]], episodic_only: bool = False,
@@ -269,56 +226,15 @@ class MemorySearch:
         order = {ref: i for i, ref in enumerate(refs)}
         return sorted(out, key=lambda c: order[(c.video_id, c.clip_index)])
 
-    def search_clip(self, query: Sequence[float], videos: Sequence[str] | None = None, before_clip: int | None = None,
-                    exclude: Sequence[str] = (), k: int | None = None, threshold: float | None = None,
-                    characters: Sequence[int] = (), episodic_only: bool = False, text: str | None = None,
-                    since: datetime | None = None, until: datetime | None = None,
-                    view: VersionView = CURRENT) -> list[ClipResult]:
-        """The best k clips not in `exclude`, with all their memories, best first (`rank`, the fused relevance;
-        the controller presents its evidence in clip order itself, as the reference did).
-
-        With `text`, clips are ranked by fused evidence; without, by their best memory's cosine (the reference).
-        `threshold` floors the vector cosine (default: the floor measured for the text model).
-        """
-        check_request(k, before_clip)
-        self._vector(query)  # refuses a bad vector before any query, whichever ranking runs
-        k = k or self.cfg.clip_topk
-        scope = self.scope(videos, before_clip, characters, since, until)
-        if scope is None:
-            return []
-        reference = not (text and self.cfg.hybrid)
-        rows = self._ranked(query, text, scope, self.floor(threshold), True, k, exclude, episodic_only, reference, view)
-        return [_clip_result(r, True, view) for r in rows]
-
-    def search_node(self, query: Sequence[float], videos: Sequence[str] | None = None, before_clip: int | None = None,
-                    k: int | None = None, characters: Sequence[int] = (), text: str | None = None,
-                    since: datetime | None = None, until: datetime | None = None,
-                    threshold: float | None = None, view: VersionView = CURRENT) -> list[ClipResult]:
-        """Top-k memories grouped by clip: fused (vector floored + full text) with `text`, else by cosine alone.
-
-        Without text there is no floor unless `threshold` is given (the reference's search_node has none).
-        """
-        check_request(k, before_clip)
-        self._vector(query)
-        k = k or self.cfg.node_topk
-        scope = self.scope(videos, before_clip, characters, since, until)
-        if scope is None:
-            return []
-        hybrid = bool(text and self.cfg.hybrid)
-        floor = self.floor(threshold) if hybrid or threshold is not None else -1.0
-        rows = self._ranked(query, text, scope, floor, False, k, reference=not hybrid, view=view)
-        found = [_clip_result(r, False, view) for r in rows]  # clips best first
-        linked = any(m.get("file_linked") for r in rows for m in r["memories"])
-        return self._attach(found, scope) if linked and hybrid and self.cfg.attach_file_evidence else found
-
-    def _attach(self, found: list[ClipResult], scope: Scope) -> list[ClipResult]:
+    def _attach(self, found: list[ClipResult], videos: list[str] | None, before_clip: int | None
+                ) -> list[ClipResult]:
         """Adds what a file-linked hit rests on (`search/attached_evidence`): the surrogate of a file a hit turn
         shares, and the name fact of a person in a hit photo, each marked with the hit that brought it
         (`attached_to`). They join their clip among the results (a clip not among them comes after, unranked);
         hits keep their order and their scores."""
         hits = sorted((m for c in found for m in c.memories), key=lambda m: -(m.score if m.score is not None else -2.0))
-        rows = self.ex.read("search/attached_evidence", ids=[m.memory_id for m in hits], videos=scope.videos,
-                            before_clip=scope.before_clip, per_file=self.cfg.attached_per_file)
+        rows = self.ex.read("search/attached_evidence", ids=[m.memory_id for m in hits], videos=videos,
+                            before_clip=before_clip, per_file=self.cfg.attached_per_file)
         if not rows:
             return found
         via = {r["memory_id"]: r["via"] for r in rows}
@@ -375,15 +291,5 @@ class MemorySearch:
         return self._group([r["memory_id"] for r in rows], {})
 
 
-MAX_K = 1000  # more results than any caller can read; a larger k is a mistake, not a request
-
-
-def check_request(k: int | None, before_clip: int | None) -> None:
-    """Refuses, naming the value, a k or before_clip no search can honour (checked before any query runs)."""
-    if k is not None and not (isinstance(k, int | np.integer) and 1 <= k <= MAX_K):
-        raise InvalidInputError(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
-    if before_clip is not None and not (isinstance(before_clip, int | np.integer) and before_clip >= 0):
-        raise InvalidInputError(f"before_clip must be a clip index >= 0, got {before_clip!r}")
-
-
-__all__ = ["MemorySearch", "Scope", "clip_key", "to_cosine", "to_index_score"]
+__all__ = ["CURRENT", "MAX_K", "MemorySearch", "Scope", "SearchPlan", "SearchPreset", "SearchSpec", "check_request",
+           "clip_key", "to_cosine", "to_index_score"]

@@ -12,9 +12,10 @@ Strategies: "terms" searches again with the question plus those words; "feedback
 towards the seeds' vectors (Rocchio's pseudo-relevance feedback); "spread" asks the question again without the
 session terms of the ranking (a memory ranks by its own score, a clip by its best memory), for questions whose
 evidence lines each match the question on their own but sit in weaker sessions. The second ranking is fused with
-the first: `search_clip` mixes the two clip scores (each scaled by its best) with `clip_weight`; `search_node` keeps the
+the first: clip mode mixes the two clip scores (each scaled by its best) with `clip_weight`; node mode keeps the
 first search's top k - `node_slots` memories and fills the rest with the follow-up's best new ones. Both searches
-are the product's own (`MemorySearch`), so scope, `before_clip`, floors and versions apply to each unchanged.
+are the product's own (`MemorySearch`) on the same `SearchSpec` with another vector, text and k, so scope,
+`before_clip`, floors and versions apply to each unchanged.
 """
 
 from __future__ import annotations
@@ -22,14 +23,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime
-from typing import Any
+from dataclasses import replace
 
 import numpy as np
 
-from m3graph.fact_versions import VersionView
 from m3graph.graphdb.query_text import STOP_WORDS, lucene_query_terms
-from m3graph.graphdb.search import CURRENT, MemorySearch
+from m3graph.graphdb.search import MemorySearch
+from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.types import ClipResult, RenderedMemory
 from m3graph.settings import FollowUpConfig
 
@@ -87,7 +87,7 @@ def candidate_words(question: str, seeds: Sequence[RenderedMemory]) -> list[str]
 
 
 def _memories_by_rank(results: Sequence[ClipResult]) -> list[RenderedMemory]:
-    """A search_node answer's memories, best first: clips come best first; within one, by cosine."""
+    """A node-mode answer's memories, best first: clips come best first; within one, by cosine."""
     out: list[RenderedMemory] = []
     for clip in results:
         out += sorted(clip.memories, key=lambda m: -(m.score if m.score is not None else -2.0))
@@ -133,11 +133,11 @@ def merge_nodes(first: Sequence[ClipResult], second: Sequence[ClipResult], k: in
 
 
 class FollowUpSearch:
-    """`search_clip` / `search_node` with a follow-up search; with the strategy "off" (or no question text) they
-    are exactly `MemorySearch`'s."""
+    """`MemorySearch.search` with a follow-up search; with the strategy "off" (or no question text) it is exactly
+    `MemorySearch`'s."""
 
     def __init__(self, search: MemorySearch, cfg: FollowUpConfig | None = None) -> None:
-        self.search = search
+        self.first = search
         self.cfg = cfg or search.settings.search.followup
         # "spread": the second search is the question again, ranked without the session terms (no clip prior, no
         # clip document), so lines from sessions other than the best one can take the reserved places.
@@ -151,8 +151,8 @@ class FollowUpSearch:
         batch = [{"word": w, "query": q} for w in words if (q := lucene_query_terms(w, "text"))]
         if not batch:
             return {}
-        rows = self.search.ex.read("search/followup_word_counts", words=batch,
-                                   videos=list(videos) if videos else None, cap=_CAP)
+        rows = self.first.ex.read("search/followup_word_counts", words=batch,
+                                  videos=list(videos) if videos else None, cap=_CAP)
         return {r["word"]: int(r["n"]) for r in rows}
 
     def followup(self, query: Sequence[float], text: str, seeds: Sequence[RenderedMemory],
@@ -165,54 +165,46 @@ class FollowUpSearch:
             return None
         vector = list(query)
         if self.cfg.strategy == "feedback" and self.cfg.feedback_weight > 0:
-            rows = self.search.ex.read("search/followup_vectors", ids=[m.memory_id for m in seeds])
+            rows = self.first.ex.read("search/followup_vectors", ids=[m.memory_id for m in seeds])
             if rows:
-                q = np.asarray(self.search._vector(query))
+                q = np.asarray(self.first._vector(query))
                 centroid = np.mean([np.asarray(r["embedding"], dtype=np.float64) for r in rows], axis=0)
                 centroid /= max(float(np.linalg.norm(centroid)), 1e-12)
                 moved = q + self.cfg.feedback_weight * centroid
                 vector = (moved / max(float(np.linalg.norm(moved)), 1e-12)).tolist()
         return vector, f"{text} {' '.join(words)}"
 
-    def _seeds(self, query: Sequence[float], text: str, kw: dict[str, Any]) -> list[RenderedMemory]:
-        first = self.search.search_node(query, text=text, k=self.cfg.seeds, **kw)
-        return _memories_by_rank(first)[:self.cfg.seeds]
+    def search(self, spec: SearchSpec) -> list[ClipResult]:
+        """`spec` searched, then searched again with the follow-up's vector and text, the two fused by mode."""
+        return self._clips(spec) if spec.mode == "clip" else self._nodes(spec)
 
-    def search_clip(self, query: Sequence[float], videos: Sequence[str] | None = None, before_clip: int | None = None,
-                    exclude: Sequence[str] = (), k: int | None = None, threshold: float | None = None,
-                    characters: Sequence[int] = (), episodic_only: bool = False, text: str | None = None,
-                    since: datetime | None = None, until: datetime | None = None,
-                    view: VersionView = CURRENT) -> list[ClipResult]:
-        kw: dict[str, Any] = {"videos": videos, "before_clip": before_clip, "characters": characters,
-                              "since": since, "until": until, "view": view}
-        args: dict[str, Any] = kw | {"exclude": exclude, "threshold": threshold, "episodic_only": episodic_only}
+    def _clips(self, spec: SearchSpec) -> list[ClipResult]:
+        text = spec.text
         if self.cfg.strategy == "off" or not text or self.cfg.clip_weight == 0:
-            return self.search.search_clip(query, k=k, text=text, **args)
-        k = k or self.search.cfg.clip_topk
+            return self.first.search(spec)
+        k = spec.k or self.first.cfg.clip_topk
         pool = max(k, 10)
-        first = self.search.search_clip(query, k=pool, text=text, **args)
-        plan = self.followup(query, text, self._seeds(query, text, kw | {"threshold": threshold}), videos)
+        first = self.first.search(replace(spec, k=pool))
+        seeds_of = replace(spec, mode="node", k=self.cfg.seeds, exclude=(), episodic_only=False)
+        seeds = _memories_by_rank(self.first.search(seeds_of))[:self.cfg.seeds]
+        plan = self.followup(spec.vector, text, seeds, spec.videos)
         if plan is None:
             return first[:k]
-        second = self.second.search_clip(plan[0], k=pool, text=plan[1], **args)
+        second = self.second.search(replace(spec, vector=plan[0], k=pool, text=plan[1]))
         return fuse_clips(first, second, self.cfg.clip_weight, k)
 
-    def search_node(self, query: Sequence[float], videos: Sequence[str] | None = None, before_clip: int | None = None,
-                    k: int | None = None, characters: Sequence[int] = (), text: str | None = None,
-                    since: datetime | None = None, until: datetime | None = None,
-                    threshold: float | None = None, view: VersionView = CURRENT) -> list[ClipResult]:
-        kw: dict[str, Any] = {"videos": videos, "before_clip": before_clip, "characters": characters,
-                              "since": since, "until": until, "threshold": threshold, "view": view}
-        k = k or self.search.cfg.node_topk
+    def _nodes(self, spec: SearchSpec) -> list[ClipResult]:
+        text = spec.text
+        k = spec.k or self.first.cfg.node_topk
         slots = min(self.cfg.node_slots, k - 1)
         if self.cfg.strategy == "off" or not text or slots <= 0:
-            return self.search.search_node(query, k=k, text=text, **kw)
-        first = self.search.search_node(query, k=k - slots, text=text, **kw)
+            return self.first.search(replace(spec, k=k))
+        first = self.first.search(replace(spec, k=k - slots))
         seeds = _memories_by_rank(first)[:self.cfg.seeds]
-        plan = self.followup(query, text, seeds, videos)
+        plan = self.followup(spec.vector, text, seeds, spec.videos)
         if plan is None:
-            return self.search.search_node(query, k=k, text=text, **kw)
-        second = self.second.search_node(plan[0], k=k, text=plan[1], **kw)
+            return self.first.search(replace(spec, k=k))
+        second = self.second.search(replace(spec, vector=plan[0], k=k, text=plan[1]))
         return merge_nodes(first, second, k)
 
 

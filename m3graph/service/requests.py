@@ -10,8 +10,9 @@ The field types are also the MCP tools' argument types (`m3graph.mcp.server` ann
 aliases defined here), so a tool's JSON schema cannot drift from the request it builds; tests/test_front_ends_
 agree.py checks that, and that every field has a CLI option or is listed as deliberately absent.
 
-A new search parameter (a later `as_of`, say) is one field on `SearchRequest`: `m3graph.service.search` hands
-the whole request to the graph's search, so no front end passes fields one by one.
+A new search parameter (`speakers`, say) is one field on `SearchRequest`: `m3graph.service.search` hands the
+whole request to the graph's search (`SearchSpec.of` takes the fields it shares with the spec by name), so no
+front end passes fields one by one.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from m3graph.errors import InvalidInputError
-from m3graph.graphdb.search import MAX_K
+from m3graph.graphdb.search_plan import MAX_K
 from m3graph.graphdb.types import check_video_id
 
 MAX_INDEX = 2**62  # clip indexes and ids: far past any real graph, well inside Neo4j's 64-bit integers
@@ -100,6 +101,10 @@ Threshold = Annotated[Annotated[float, AfterValidator(_finite), Field(ge=-1.0, l
     "Floor on the vector cosine, -1 to 1 (default: the floor measured for the text model)."))]
 Characters = Annotated[tuple[Annotated[int, Field(ge=0, le=MAX_INDEX)], ...], Field(description=(
     "Scope to memories of these characters (the K of <character_K>)."))]
+SpeakerNames = Annotated[tuple[Annotated[str, AfterValidator(_words), Field(min_length=1, max_length=200)], ...],
+                         Field(max_length=50, description=(
+                             "Only lines said by these speakers of a conversation (a full or a first name, case "
+                             "ignored); default: anyone's."))]
 When = Annotated[datetime | None, AfterValidator(_utc), Field(description=(
     "A time (ISO 8601, naive = UTC): since keeps clips that started at or after it, until those before it."))]
 AsOf = Annotated[Annotated[str, Field(max_length=200), AfterValidator(_as_of)] | None, Field(description=(
@@ -177,6 +182,7 @@ class SearchRequest(Request):
     threshold: Threshold = None
     as_of: AsOf = None
     all_versions: AllVersions = False
+    speakers: SpeakerNames = ()
 
     @model_validator(mode="after")
     def _window(self) -> SearchRequest:

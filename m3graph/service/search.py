@@ -7,7 +7,10 @@ because its figures in docs/evaluation.md were measured that way:
 * `<character_K>` tags in the query scope the search to those characters (together with `characters`);
 * the full-text (BM25) text is the query without its tags (no text at all when only tags are left);
 * the vector is embedded from the query as written;
-* results come in the order `MemorySearch.search_clip` / `search_node` return them; no front end reorders them.
+* results come in the order `MemorySearch.run` returns them; no front end reorders them.
+
+The request becomes one `SearchSpec` by its field names (`SearchSpec.of`), so a new request field that the spec
+also has (a filter) reaches the plan without a line here.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Callable, Sequence
 from m3graph.errors import NotFoundError
 from m3graph.fact_versions import VersionView
 from m3graph.graphdb.search import MemorySearch
+from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.tags import TAG
 from m3graph.graphdb.types import ClipResult
 from m3graph.service.requests import SearchRequest, as_of_point
@@ -59,17 +63,9 @@ def run_search(search: MemorySearch, embed: Embed, request: SearchRequest, exclu
                ) -> list[ClipResult]:
     """One search as every front end runs it. `exclude`: clip keys already shown (the controller's paging)."""
     view = version_view(search, request)
-    vector = embed(request.query)
-    videos = list(request.videos) if request.videos else None
-    chars = scoped_characters(request)
-    text = full_text(request.query)
-    if request.mode == "node":
-        return search.search_node(vector, videos, request.before_clip, k=request.k, characters=chars, text=text,
-                                  since=request.since, until=request.until, threshold=request.threshold,
-                                  view=view)
-    return search.search_clip(vector, videos, request.before_clip, exclude=exclude, k=request.k,
-                              threshold=request.threshold, characters=chars, text=text, since=request.since,
-                              until=request.until, view=view)
+    spec = SearchSpec.of(dict(request), vector=embed(request.query), text=full_text(request.query),
+                         characters=scoped_characters(request), view=view, exclude=exclude)
+    return search.run(search.plan(spec))
 
 
 __all__ = ["Embed", "characters_in", "full_text", "run_search", "scoped_characters", "version_view"]

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from m3graph.embedding import TextEmbedder
 from m3graph.errors import ConfigError, ImportFormatError, InvalidInputError, M3GraphError
+from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import FaceObservation, MemoryIn, check_video_id
 from m3graph.ingest.m3_import import import_pickle
@@ -299,7 +300,7 @@ def test_bad_video_id_in_a_search_finds_nothing(case: str, baseline: tuple[Memor
     """Reading with any id is harmless: ids are query parameters, never Cypher text."""
     g, _ = baseline
     vec = unit(g.settings.memory.text_dim, rng(3)).tolist()
-    assert g.search.search_clip(vec, [BAD_IDS[case]], threshold=-1.0) == []
+    assert g.search.search(SearchSpec(vec, videos=[BAD_IDS[case]], threshold=-1.0)) == []
 
 
 def test_bad_video_id_in_an_import_is_refused(baseline: tuple[MemoryGraph, list[str]], tmp_path: Path,

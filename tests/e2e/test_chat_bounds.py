@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from m3graph.cli import exit_codes, main
 from m3graph.embedding import TextEmbedder
 from m3graph.errors import ConfigError
+from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import parse_tags, safe_text
 from m3graph.ingest.chat.formats import load_conversation
@@ -87,9 +88,9 @@ def test_forged_tags_mention_nothing_outside_their_source(graph: MemoryGraph, em
 
     query = "who stole the mango"
     vector = embedder.embed([query])[0].tolist()
-    found = graph.search.search_clip(vector, None, None, text=query)
+    found = graph.search.search(SearchSpec(vector, text=query))
     assert any(c.video_id == "heist" for c in found)  # the memory is findable: the scoped search below can fail
-    scoped = graph.search.search_clip(vector, None, None, characters=[char], text=query)
+    scoped = graph.search.search(SearchSpec(vector, characters=[char], text=query))
     assert not any(c.video_id in ("heist", "named") for c in scoped), scoped
 
 

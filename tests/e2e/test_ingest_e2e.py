@@ -15,6 +15,7 @@ import pytest
 from m3graph.devkit.testmedia import Manifest
 from m3graph.embedding import text_embedder
 from m3graph.graphdb.clip_state import ClipState
+from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.pipeline import MemorizeFailedError, ingest_video_inprocess
 from m3graph.reasoning.perception_memorizer import ClipPerception, Memorization
@@ -100,7 +101,7 @@ def test_meta_clip_votes_face_and_voice_together(ingested: tuple[MemoryGraph, di
 def test_memories_are_searchable(ingested: tuple[MemoryGraph, dict]) -> None:
     graph, _ = ingested
     vector = text_embedder(graph.settings).embed(["Who talked about the doctor?"])[0].tolist()
-    hits = graph.search.search_clip(vector, ["tm-a"], threshold=0.0)
+    hits = graph.search.search(SearchSpec(vector, videos=["tm-a"], threshold=0.0))
     text = " ".join(m.text for c in hits for m in c.memories)
     assert "doctor" in text and "<character_" in text
 

@@ -18,6 +18,7 @@ from m3graph.embedding import text_embedder
 from m3graph.errors import InvalidInputError, SchemaVersionError
 from m3graph.graphdb.deletion import delete_clip
 from m3graph.graphdb.reembed import MissingFilesError, index_dimension, reembed, stored_file
+from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.pipeline import ingest_video_inprocess
 from m3graph.observations import FaceCluster, FaceObservation, UtteranceObservation, VoiceCluster
@@ -81,9 +82,10 @@ def test_reembed_moves_memories_to_a_new_dimension_and_resumes(graph: MemoryGrap
         # Search runs on the moved graph, through the rebuilt index as well as the exact scan.
         moved = MemoryGraph(graph.ex, small)
         query = WordHashEmbedder(16).embed(["Line 1.2 about the garden."])[0]
-        hits = moved.search.search_node(query, k=1, text="Line 1.2 about the garden.")
+        hits = moved.search.search(SearchSpec(query, mode="node", k=1, text="Line 1.2 about the garden."))
         assert [m.text for r in hits for m in r.memories] == ["Line 1.2 about the garden."]
-        assert moved.search.search_node(query, k=1)[0].memories[0].text == "Line 1.2 about the garden."
+        assert moved.search.search(SearchSpec(query, mode="node", k=1))[0].memories[0].text == \
+            "Line 1.2 about the garden."
     finally:  # the session's graph goes back to the configured model
         wipe(graph)
         reembed(graph.ex, settings, "text", embedder=WordHashEmbedder(settings.memory.text_dim))

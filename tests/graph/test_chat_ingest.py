@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from m3graph.cli import main
 from m3graph.embedding import TextEmbedder
 from m3graph.errors import InvalidInputError
+from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.chat.formats import load_conversation
 from m3graph.ingest.chat.ingest import SessionMemory, ingest_conversation
@@ -186,11 +187,12 @@ def test_speakers_are_entities_with_their_own_characters(graph: MemoryGraph, emb
     assert counter == [{"v": max(ids)}]
     assert graph.characters_of([a["Ann"][0]]) == {a["Ann"][0]: a["Ann"][1]}
     # Search renders a speaker tag as its character and keeps the name.
-    hits = graph.search.search_node(embedder.embed(["where was the notebook"])[0].tolist(), videos=["chat-a"], k=3)
+    hits = graph.search.search(SearchSpec(embedder.embed(["where was the notebook"])[0].tolist(), mode="node",
+                                          videos=["chat-a"], k=3))
     texts = [m.text for clip in hits for m in clip.memories]
     assert f"Ann <character_{a['Ann'][1]}>: Yes, it was in the blue drawer all along." in texts
-    facts = graph.search.search_node(embedder.embed(["painting"])[0].tolist(), videos=["chat-a"],
-                                     characters=[a["Ann"][1]], k=5)
+    facts = graph.search.search(SearchSpec(embedder.embed(["painting"])[0].tolist(), mode="node", videos=["chat-a"],
+                                           characters=[a["Ann"][1]], k=5))
     assert {m.raw_text.split(" ")[0] for clip in facts for m in clip.memories} == {"Ann"}
 
 
@@ -221,10 +223,10 @@ def test_search_finds_the_evidence_turn(graph: MemoryGraph, embedder: TextEmbedd
     q = questions[0]
     vector = embedder.embed([q.question])[0].tolist()
     for text in (None, q.question):
-        hits = graph.search.search_node(vector, videos=["chat-a"], k=2, text=text)
+        hits = graph.search.search(SearchSpec(vector, mode="node", videos=["chat-a"], k=2, text=text))
         found = {i for clip in hits for m in clip.memories for i in m.source_ids}
         assert "D1:3" in found
-    clips = graph.search.search_clip(vector, videos=["chat-a"], k=1, text=q.question)
+    clips = graph.search.search(SearchSpec(vector, videos=["chat-a"], k=1, text=q.question))
     assert [c.clip_index for c in clips] == [0] and str(clips[0].started_at) == "2023-05-01 13:05:00+00:00"
 
 

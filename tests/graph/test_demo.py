@@ -6,6 +6,7 @@ from click.testing import CliRunner
 
 from m3graph.cli import main
 from m3graph.embedding import text_embedder
+from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.demo import load_demo
 from m3graph.settings import Settings
@@ -26,13 +27,14 @@ def test_demo_memory_resolves_people_and_answers(graph: MemoryGraph, settings: S
     load_demo(graph, embedder, "demo-test")
     assert graph.counts("demo-test") == before  # the whole ingestion is idempotent
 
-    hits = graph.search.search_clip(embedder.embed(["What fruit does Mia like?"])[0].tolist(), ["demo-test"])
+    hits = graph.search.search(SearchSpec(embedder.embed(["What fruit does Mia like?"])[0].tolist(),
+                                          videos=["demo-test"]))
     texts = " ".join(m.text for clip in hits for m in clip.memories)
     assert "mango" in texts and "<character_" in texts and "<face_" not in texts
     assert graph.search.characters_named("Mia", ["demo-test"])[0][0] == chars[result.faces["mia"]]
     # before_clip: Mia's mango only appears from clip 3 on.
-    early = graph.search.search_clip(embedder.embed(["mango"])[0].tolist(), ["demo-test"], before_clip=2,
-                                     threshold=-1.0, k=10)
+    early = graph.search.search(SearchSpec(embedder.embed(["mango"])[0].tolist(), videos=["demo-test"], before_clip=2,
+                                           threshold=-1.0, k=10))
     assert all(clip.clip_index <= 2 for clip in early)
     assert "mango" not in " ".join(m.text for clip in early for m in clip.memories)
 

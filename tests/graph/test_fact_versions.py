@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from m3graph.fact_versions import VersionView
+from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.service.requests import SearchRequest
 from m3graph.service.search import run_search
@@ -148,8 +149,8 @@ def test_search_shows_the_version_valid_as_of_a_clip_and_marks_superseded_ones(g
     assert texts(as_of=f"{VIDEO}#1") == [MANGO]
     assert texts(as_of=f"{VIDEO}#2") == [APPLE]
     assert texts(all_versions=True) == sorted(SCRIPT.values())
-    marks = {m.text: m.marked_text for r in graph.search.search_node(vec.base, [VIDEO], k=10,
-                                                                         view=VersionView(all_versions=True))
+    marks = {m.text: m.marked_text for r in graph.search.search(SearchSpec(vec.base, mode="node", videos=[VIDEO], k=10,
+                                                                           view=VersionView(all_versions=True)))
              for m in r.memories}
     assert marks[PEAR] == PEAR and marks[MANGO] == f"{MANGO} (superseded on CLIP_2)"
 

@@ -19,6 +19,7 @@ from neo4j import Driver
 
 from m3graph.embedding import TextEmbedder, text_embedder
 from m3graph.errors import ImportFormatError, InvalidInputError
+from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.m3_import import SPEAKER_MODELS_NOT_IN_PICKLES, ImportSummary, VideoExistsError, import_pickle
 from m3graph.ingest.safe_unpickle import load_videograph
@@ -161,12 +162,13 @@ def test_search_finds_imported_memories(graph: MemoryGraph, tmp_path: Path, embe
     char = graph.characters_of([bob])[bob]
 
     query = embedder.embed(["Who reads a newspaper about the football match?"])[0]
-    found = graph.search.search_clip(query, videos=[VIDEO], k=1)
+    found = graph.search.search(SearchSpec(query, videos=[VIDEO], k=1))
     assert [c.clip_index for c in found] == [2]
     texts = [m.text for m in found[0].memories]
     assert f"<character_{char}> reads a newspaper about the football match." in texts
 
-    nodes = graph.search.search_node(embedder.embed(["a bag of coffee beans"])[0], videos=[VIDEO], k=1)
+    nodes = graph.search.search(SearchSpec(embedder.embed(["a bag of coffee beans"])[0], mode="node", videos=[VIDEO],
+                                           k=1))
     assert nodes[0].clip_index == 0 and "coffee beans" in nodes[0].memories[0].text
     # Equivalence statements are votes, not shown memories (as for natively memorized clips).
     shown = graph.search.fetch_clip(VIDEO, 0)[0].memories
@@ -396,3 +398,22 @@ def test_research_voices_stay_out_of_a_campplus_index_though_as_wide(
     assert any("ERes2NetV2" in w and "campplus" in w for w in summary.warnings)
     (voice,) = rows(driver, "MATCH (e:Voice) RETURN e.centroid_unit AS unit, e.import_reason AS reason")
     assert voice["unit"] is None and "another model" in voice["reason"]
+
+
+def test_hostile_pickles_are_refused_before_the_graph_is_touched(
+        graph: MemoryGraph, tmp_path: Path, embedder: TextEmbedder) -> None:
+    """Issue 37's pickles (shared references, forged dtype states, huge declared shapes, deep nesting) through the
+    real import: each is an `ImportFormatError` within seconds, and the graph stays empty and answering."""
+    import time
+
+    from tests.unit.test_safe_unpickle_hostile import hostile_pickles
+
+    for name, (data, says) in hostile_pickles().items():
+        path = tmp_path / f"{name}.pkl"
+        path.write_bytes(data)
+        start = time.monotonic()
+        with pytest.raises(ImportFormatError, match=says):
+            import_pickle(graph, path, VIDEO, embedder)
+        assert time.monotonic() - start < 10, name
+    assert all(n == 0 for n in totals(graph).values())
+    assert graph.ex.read("graph/counts", video_id=None) is not None  # the server still answers

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from m3graph.graphdb.query_text import lucene_phrase, lucene_phrase_terms, lucene_query_terms
+from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, ClipResult
 from m3graph.settings import BGE_TEXT_MODEL, PACKAGED_TEXT_MODEL, TEXT_MODEL_FLOORS, TEXT_MODEL_VECTOR_WEIGHTS, Settings
@@ -76,24 +77,25 @@ def test_tags_render_token_exactly(graph: MemoryGraph) -> None:
     assert first.text == f"Event 2: <character_{w.char_1}> talks to <character_{w.char_12}>."
     assert [m.order_in_clip for m in clip.memories] == [0, 1]
     # Same through search_node (another query file renders the tags).
-    nodes = graph.search.search_node(w.query, videos=["v"], k=1)
+    nodes = graph.search.search(SearchSpec(w.query, mode="node", videos=["v"], k=1))
     assert nodes[0].memories[0].text == f"Event 0: <character_{w.char_1}> talks to <character_{w.char_12}>."
 
 
 def test_equivalence_statements_are_never_shown(graph: MemoryGraph) -> None:
     w = _world(graph)
-    for results in (graph.search.fetch_clip("v", 4), graph.search.search_node(w.query, videos=["v"]),
-                    graph.search.search_clip(w.query, videos=["v"], k=5)):
+    for results in (graph.search.fetch_clip("v", 4),
+                    graph.search.search(SearchSpec(w.query, mode="node", videos=["v"])),
+                    graph.search.search(SearchSpec(w.query, videos=["v"], k=5))):
         assert not any(m.raw_text.startswith("Equivalence") for r in results for m in r.memories)
 
 
 def test_before_clip_hides_the_future(graph: MemoryGraph) -> None:
     w = _world(graph)
     s = graph.search
-    assert _clips(s.search_clip(w.query, videos=["v"], before_clip=2, k=5, threshold=-1)) == [0, 1, 2]
-    assert _clips(s.search_clip(w.query, before_clip=2, k=5, threshold=-1)) == [0, 1, 2]  # index path
-    assert max(_clips(s.search_node(w.query, videos=["v"], before_clip=2))) == 2
-    assert max(_clips(s.search_node(w.query, before_clip=2))) == 2
+    assert _clips(s.search(SearchSpec(w.query, videos=["v"], before_clip=2, k=5, threshold=-1))) == [0, 1, 2]
+    assert _clips(s.search(SearchSpec(w.query, before_clip=2, k=5, threshold=-1))) == [0, 1, 2]  # index path
+    assert max(_clips(s.search(SearchSpec(w.query, mode="node", videos=["v"], before_clip=2)))) == 2
+    assert max(_clips(s.search(SearchSpec(w.query, mode="node", before_clip=2)))) == 2
     assert s.fetch_clip("v", 3, before_clip=2) == []
     assert _clips(s.fetch_clip("v", 2, before_clip=2, before=2, after=2)) == [0, 1, 2]
     assert s.characters_named("Lily", before_clip=2) == []
@@ -103,16 +105,16 @@ def test_before_clip_hides_the_future(graph: MemoryGraph) -> None:
 def test_search_clip_pages_through_unseen_clips(graph: MemoryGraph) -> None:
     w = _world(graph)
     s = graph.search
-    first = s.search_clip(w.query, videos=["v"])  # defaults: top 2, cosine >= 0.5
+    first = s.search(SearchSpec(w.query, videos=["v"]))  # defaults: top 2, cosine >= 0.5
     assert _clips(first) == [0, 1]
     assert [r.score for r in first] == pytest.approx(CLIP_COS[:2], abs=1e-5)
     assert all(len(r.memories) == 2 for r in first)  # every memory of the clip, equivalences excluded
     shown = [f"v#{r.clip_index}" for r in first]
-    assert _clips(s.search_clip(w.query, videos=["v"], exclude=shown)) == [2, 3]
-    assert _clips(s.search_clip(w.query, videos=["v"], exclude=[*shown, "v#2", "v#3"])) == [4]
-    assert s.search_clip(w.query, videos=["v"], exclude=[f"v#{i}" for i in range(5)]) == []
-    assert _clips(s.search_clip(w.query, videos=["v"], threshold=0.75, k=5)) == [0, 1]
-    assert _clips(s.search_clip(w.query, videos=["v"], episodic_only=True, k=5)) == [0, 1, 2, 3, 4]
+    assert _clips(s.search(SearchSpec(w.query, videos=["v"], exclude=shown))) == [2, 3]
+    assert _clips(s.search(SearchSpec(w.query, videos=["v"], exclude=[*shown, "v#2", "v#3"]))) == [4]
+    assert s.search(SearchSpec(w.query, videos=["v"], exclude=[f"v#{i}" for i in range(5)])) == []
+    assert _clips(s.search(SearchSpec(w.query, videos=["v"], threshold=0.75, k=5))) == [0, 1]
+    assert _clips(s.search(SearchSpec(w.query, videos=["v"], episodic_only=True, k=5))) == [0, 1, 2, 3, 4]
 
 
 @pytest.mark.parametrize("path", ["index-post-filter", "in-index-filter"])
@@ -128,12 +130,12 @@ def test_exact_and_index_paths_agree(graph: MemoryGraph, path: str) -> None:
         return sorted(((r.clip_index, round(r.score or 0.0, 4)) for r in results), key=lambda x: -x[1])
 
     for kw in ({"k": 2}, {"k": 4}, {"k": 5, "before_clip": 3}, {"k": 3, "exclude": ["v#1"]}):
-        exact = exact_search.search_clip(w.query, videos=["v"], **kw)
-        approx = index.search_clip(w.query, videos=["v"], **kw)
+        exact = exact_search.search(SearchSpec(w.query, videos=["v"], **kw))
+        approx = index.search(SearchSpec(w.query, videos=["v"], **kw))
         assert ranked(exact) == ranked(approx), kw
         assert exact == approx
-    exact_nodes = exact_search.search_node(w.query, videos=["v"], k=6)
-    index_nodes = index.search_node(w.query, videos=["v"], k=6)
+    exact_nodes = exact_search.search(SearchSpec(w.query, mode="node", videos=["v"], k=6))
+    index_nodes = index.search(SearchSpec(w.query, mode="node", videos=["v"], k=6))
     assert [[m.memory_id for m in r.memories] for r in exact_nodes] == \
            [[m.memory_id for m in r.memories] for r in index_nodes]
 
@@ -142,11 +144,11 @@ def test_search_scoped_to_a_character(graph: MemoryGraph) -> None:
     w = _world(graph)
     add_clip(graph, "v", 5)
     graph.write_memories("v", 5, [mem("episodic", "<face_12> leaves alone.", near(w.query, 0.95, rng(5)))])
-    only_12 = graph.search.search_clip(w.query, videos=["v"], characters=[w.char_12], k=1)
+    only_12 = graph.search.search(SearchSpec(w.query, videos=["v"], characters=[w.char_12], k=1))
     assert _clips(only_12) == [5]
-    nodes = graph.search.search_node(w.query, videos=["v"], characters=[w.char_1], k=50)
+    nodes = graph.search.search(SearchSpec(w.query, mode="node", videos=["v"], characters=[w.char_1], k=50))
     assert all("<face_1>" in m.raw_text for r in nodes for m in r.memories)
-    assert graph.search.search_clip(w.query, characters=[9999]) == []
+    assert graph.search.search(SearchSpec(w.query, characters=[9999])) == []
 
 
 def test_hybrid_search_node_uses_the_text(graph: MemoryGraph) -> None:
@@ -154,9 +156,9 @@ def test_hybrid_search_node_uses_the_text(graph: MemoryGraph) -> None:
     g = rng(11)
     add_clip(graph, "v", 5)
     graph.write_memories("v", 5, [mem("episodic", "Someone opens a red umbrella.", near(w.query, 0.0, g))])
-    plain = graph.search.search_node(w.query, videos=["v"], k=2)
+    plain = graph.search.search(SearchSpec(w.query, mode="node", videos=["v"], k=2))
     assert not any("umbrella" in m.text for r in plain for m in r.memories)
-    hybrid = graph.search.search_node(w.query, videos=["v"], k=2, text="umbrella")
+    hybrid = graph.search.search(SearchSpec(w.query, mode="node", videos=["v"], k=2, text="umbrella"))
     texts = [m.text for r in hybrid for m in r.memories]
     assert any("umbrella" in t for t in texts)
     assert any(t.startswith("Event 0") for t in texts)  # the best vector hit stays
@@ -184,7 +186,7 @@ def test_fulltext_input_is_never_lucene_syntax(graph: MemoryGraph) -> None:
         allowed = ([], [(w.char_12, 1)]) if "Bob" in name else ([],)
         assert found in allowed, f"{name!r} matched {found}"
         # The same strings as hybrid search text: no error, and no more than k results.
-        nodes = graph.search.search_node(w.query, videos=["v"], k=3, text=name)
+        nodes = graph.search.search(SearchSpec(w.query, mode="node", videos=["v"], k=3, text=name))
         assert sum(len(r.memories) for r in nodes) <= 3, name
 
 
@@ -232,55 +234,58 @@ def test_clip_score_sums_the_best_few_memories(graph: MemoryGraph) -> None:
     q = _hybrid_world(graph)
     s = graph.search
     # The reference's ranking (best memory): clip 0. Fused evidence: clip 1's three fair lines beat one good line.
-    assert _clips(s.search_clip(q, videos=["h"], k=1)) == [0]
-    assert _clips(s.search_clip(q, videos=["h"], k=1, text="harbour")) == [1]
-    (best,) = s.search_clip(q, videos=["h"], k=1, text="harbour")
+    assert _clips(s.search(SearchSpec(q, videos=["h"], k=1))) == [0]
+    assert _clips(s.search(SearchSpec(q, videos=["h"], k=1, text="harbour"))) == [1]
+    (best,) = s.search(SearchSpec(q, videos=["h"], k=1, text="harbour"))
     assert best.score == pytest.approx(0.75, abs=1e-5)  # the clip's best cosine is what is shown
 
 
 def test_full_text_finds_what_the_vector_floor_drops(graph: MemoryGraph) -> None:
     q = _hybrid_world(graph)
     s = graph.search
-    vector_only = s.search_clip(q, videos=["h"], k=5)
+    vector_only = s.search(SearchSpec(q, videos=["h"], k=5))
     assert 2 not in _clips(vector_only)  # every line of clip 2 is below the floor
-    hybrid = s.search_clip(q, videos=["h"], k=3, text="Where did Ben go on his Zanzibar trip?")
+    hybrid = s.search(SearchSpec(q, videos=["h"], k=3, text="Where did Ben go on his Zanzibar trip?"))
     assert 2 in _clips(hybrid)
     (clip_2,) = [r for r in hybrid if r.clip_index == 2]
     assert clip_2.score is None  # found by full text only: no cosine above the floor to show
-    nodes = s.search_node(q, videos=["h"], k=5, text="zanzibar")
+    nodes = s.search(SearchSpec(q, mode="node", videos=["h"], k=5, text="zanzibar"))
     assert "Ben: my zanzibar trip was great." in [m.text for r in nodes for m in r.memories]
     # The floor is the vector's only: a caller's high floor leaves the full-text hit in.
-    strict = s.search_clip(q, videos=["h"], k=3, text="zanzibar", threshold=0.99)
+    strict = s.search(SearchSpec(q, videos=["h"], k=3, text="zanzibar", threshold=0.99))
     assert _clips(strict) == [2]
-    assert s.search_clip(q, videos=["h"], k=3, text="what is it", threshold=0.99) == []  # only stop words
+    assert s.search(SearchSpec(q, videos=["h"], k=3, text="what is it", threshold=0.99)) == []  # only stop words
 
 
 def test_hybrid_keeps_scope_paging_and_time_window(graph: MemoryGraph) -> None:
     q = _hybrid_world(graph)
     s = graph.search
-    assert _clips(s.search_clip(q, videos=["h"], k=5, text="harbour", before_clip=0)) == [0]
-    first = s.search_clip(q, videos=["h"], k=1, text="harbour zanzibar")
+    assert _clips(s.search(SearchSpec(q, videos=["h"], k=5, text="harbour", before_clip=0))) == [0]
+    first = s.search(SearchSpec(q, videos=["h"], k=1, text="harbour zanzibar"))
     shown = [f"h#{r.clip_index}" for r in first]
-    second = s.search_clip(q, videos=["h"], k=5, text="harbour zanzibar", exclude=shown)
+    second = s.search(SearchSpec(q, videos=["h"], k=5, text="harbour zanzibar", exclude=shown))
     assert set(_clips(first)).isdisjoint(_clips(second)) and len(first) + len(second) == 3
-    assert s.search_clip(q, videos=["h"], k=5, text="harbour", exclude=["h#0", "h#1", "h#2"]) == []
+    assert s.search(SearchSpec(q, videos=["h"], k=5, text="harbour", exclude=["h#0", "h#1", "h#2"])) == []
     june = datetime.fromisoformat("2023-06-01T00:00:00+00:00")
     july = datetime.fromisoformat("2023-07-01T00:00:00+00:00")
-    windowed = s.search_clip(q, videos=["h"], k=5, text="harbour zanzibar", since=june, until=july)
+    windowed = s.search(SearchSpec(q, videos=["h"], k=5, text="harbour zanzibar", since=june, until=july))
     assert _clips(windowed) == [1]
     assert windowed[0].started_at == datetime.fromisoformat("2023-06-01T10:00:00+00:00")
-    assert s.search_node(q, videos=["h"], k=10, text="harbour", since=july) == []  # no harbour line from July on
-    assert all(r.clip_index == 2 for r in s.search_node(q, videos=["h"], k=10, text="zanzibar", since=july))
-    assert s.search_clip(q, videos=["h"], k=5, text="harbour", until=datetime.fromisoformat("2020-01-01T00:00Z")) == []
+    # No harbour line from July on.
+    assert s.search(SearchSpec(q, mode="node", videos=["h"], k=10, text="harbour", since=july)) == []
+    assert all(r.clip_index == 2
+               for r in s.search(SearchSpec(q, mode="node", videos=["h"], k=10, text="zanzibar", since=july)))
+    assert s.search(SearchSpec(q, videos=["h"], k=5, text="harbour",
+                               until=datetime.fromisoformat("2020-01-01T00:00Z"))) == []
     # Every path (exact scan, index hits filtered after, filtered inside the index on 2026.x) ranks the same.
     exact = with_settings(graph, variant(graph.settings, search={"in_index_filter": False})).search
     for overrides in ({"exact_scan_limit": 0, "in_index_filter": False}, {"exact_scan_limit": 0}):
         index = with_settings(graph, variant(graph.settings, search=overrides)).search
         for kw in ({"k": 1}, {"k": 3}, {"k": 3, "before_clip": 1}):
-            assert exact.search_clip(q, videos=["h"], text="harbour zanzibar", **kw) == \
-                index.search_clip(q, videos=["h"], text="harbour zanzibar", **kw), (overrides, kw)
-        assert exact.search_node(q, videos=["h"], k=4, text="harbour") == \
-            index.search_node(q, videos=["h"], k=4, text="harbour"), overrides
+            assert exact.search(SearchSpec(q, videos=["h"], text="harbour zanzibar", **kw)) == \
+                index.search(SearchSpec(q, videos=["h"], text="harbour zanzibar", **kw)), (overrides, kw)
+        assert exact.search(SearchSpec(q, mode="node", videos=["h"], k=4, text="harbour")) == \
+            index.search(SearchSpec(q, mode="node", videos=["h"], k=4, text="harbour")), overrides
 
 
 def _search_text(mg: MemoryGraph, key: str) -> str:
@@ -325,12 +330,12 @@ def test_clip_document_ranks_the_clip_that_covers_the_question(graph: MemoryGrap
     graph.write_memories("d", 1, [mem("episodic", "Ann: we rented a kayak.", near(q, 0.60, g)), filler[0],
                                   mem("episodic", "Ben: it was on the lake.", near(q, 0.0, g)), filler[1]])
     text = "Which lake did they kayak on?"
-    assert _clips(graph.search.search_clip(q, videos=["d"], k=1)) == [0]  # the reference: the best single line
-    assert _clips(graph.search.search_clip(q, videos=["d"], k=1, text=text)) == [1]
+    assert _clips(graph.search.search(SearchSpec(q, videos=["d"], k=1))) == [0]  # the reference: the best single line
+    assert _clips(graph.search.search(SearchSpec(q, videos=["d"], k=1, text=text))) == [1]
     without = with_settings(graph, variant(graph.settings, search={"clip_text_weight": 0.0})).search
-    assert _clips(without.search_clip(q, videos=["d"], k=1, text=text)) == [0]  # the clip document decided it
+    assert _clips(without.search(SearchSpec(q, videos=["d"], k=1, text=text))) == [0]  # the clip document decided it
     # search_node: the better clip's lines take its share, so its kayak line outranks the other clip's.
-    nodes = graph.search.search_node(q, videos=["d"], k=2, text=text)
+    nodes = graph.search.search(SearchSpec(q, mode="node", videos=["d"], k=2, text=text))
     assert nodes[0].clip_index == 1 and "Ann: we rented a kayak." in [m.text for m in nodes[0].memories]
 
 
@@ -345,15 +350,15 @@ def test_each_search_is_one_round_trip(graph: MemoryGraph) -> None:
         calls.append(name)
         return read(name, **params)
 
-    graph.search.search_clip(q, videos=["h"], text="harbour")  # warms the capability and exact-path caches
+    graph.search.search(SearchSpec(q, videos=["h"], text="harbour"))  # warms the capability and exact-path caches
     ex.read = counting  # type: ignore[method-assign]
     try:
         for text in ("harbour", None):
             calls.clear()
-            assert graph.search.search_clip(q, videos=["h"], text=text)
+            assert graph.search.search(SearchSpec(q, videos=["h"], text=text))
             assert len(calls) == 1 and calls[0].startswith("search/ranked"), calls
             calls.clear()
-            assert graph.search.search_node(q, videos=["h"], k=3, text=text)
+            assert graph.search.search(SearchSpec(q, mode="node", videos=["h"], k=3, text=text))
             assert len(calls) == 1 and calls[0].startswith("search/ranked"), calls
     finally:
         del ex.read  # type: ignore[method-assign]
@@ -364,19 +369,19 @@ def test_each_search_is_one_round_trip(graph: MemoryGraph) -> None:
     ex.read = counting  # type: ignore[method-assign]  (the same executor serves both stores)
     try:
         calls.clear()
-        over_limit = few.search.search_clip(q, videos=["h"], text="harbour")
+        over_limit = few.search.search(SearchSpec(q, videos=["h"], text="harbour"))
         assert calls == ["search/count_candidates", "search/ranked"] or calls == ["search/ranked"], calls
     finally:
         del ex.read  # type: ignore[method-assign]
-    assert over_limit == graph.search.search_clip(q, videos=["h"], text="harbour")
+    assert over_limit == graph.search.search(SearchSpec(q, videos=["h"], text="harbour"))
 
 
 def test_hybrid_text_is_never_lucene_syntax(graph: MemoryGraph) -> None:
     q = _hybrid_world(graph)
     for text in [*HOSTILE, "text:zanzibar", "kind:episodic", "zanz*", "harbour^10", "ann~2 /regex/"]:
-        results = graph.search.search_clip(q, videos=["h"], k=2, text=text)
+        results = graph.search.search(SearchSpec(q, videos=["h"], k=2, text=text))
         assert len(results) <= 2, text
-        graph.search.search_node(q, videos=["h"], k=3, text=text)
+        graph.search.search(SearchSpec(q, mode="node", videos=["h"], k=3, text=text))
     assert lucene_query_terms('Lily" OR *:* AND (Bob~ text:x') == 'text:("lily" "bob" "text")'
     assert lucene_query_terms("What is it?") is None
     assert lucene_query_terms("kind:semantic") == 'text:("kind" "semantic")'
@@ -410,7 +415,8 @@ def test_search_mixes_with_the_text_models_weight(graph: MemoryGraph) -> None:
                                   mem("episodic", "Kite, kite, kite: a kite above a kite.", near(q, 0.55, g))])
 
     def top(settings: Settings) -> str:
-        (r,) = with_settings(graph, settings).search.search_node(q, videos=["w"], k=1, text="kite ferns")
+        (r,) = with_settings(graph, settings).search.search(SearchSpec(q, mode="node", videos=["w"], k=1,
+                                                                       text="kite ferns"))
         return r.memories[0].text
 
     by_weight = {w: top(variant(graph.settings, search={"vector_weight": w})) for w in (0.0, 1.0)}

@@ -14,6 +14,7 @@ import pytest
 
 from m3graph.embedding import TextEmbedder, query_embed
 from m3graph.graphdb.search import MemorySearch
+from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipResult
 from m3graph.ingest.chat import attachments
@@ -63,7 +64,7 @@ def _search(g: MemoryGraph, embedder: TextEmbedder, question: str, k: int, **sea
     s = MemorySearch(g.ex, g.settings.model_copy(update={"search": g.settings.search.model_copy(update=search)})) \
         if search else g.search
     vector = query_embed(embedder)([question])[0].tolist()
-    return s.search_node(vector, [SOURCE], k=k, text=question)
+    return s.search(SearchSpec(vector, mode="node", videos=[SOURCE], k=k, text=question))
 
 
 def _lines(found: list[ClipResult]) -> list[tuple[tuple[str, ...], str]]:
@@ -84,8 +85,8 @@ def test_a_photo_hit_brings_its_surrogate_and_who_the_face_is(conv: MemoryGraph,
     plain = _lines(_search(conv, embedder, question, 1, attach_file_evidence=False))
     assert not any(text.endswith("'s name is Lena.") for _, text in plain)
     assert not any(text.startswith("[file harbour.png") for _, text in plain)
-    early = conv.search.search_node(query_embed(embedder)([question])[0].tolist(), [SOURCE], before_clip=0, k=3,
-                                    text=question)
+    early = conv.search.search(SearchSpec(query_embed(embedder)([question])[0].tolist(), mode="node", videos=[SOURCE],
+                                          before_clip=0, k=3, text=question))
     assert not any("harbour" in text for _, text in _lines(early))  # never evidence from after the question
 
 

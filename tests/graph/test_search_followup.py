@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from m3graph.graphdb.search_followup import FollowUpSearch, followup_terms
+from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.settings import FollowUpConfig
 from tests.helpers.graph import add_clip, mem, near, rng, text_dim, unit, variant, with_settings
@@ -50,30 +51,32 @@ def test_second_session_is_found_only_through_the_follow_up(graph: MemoryGraph) 
     q = _world(graph)
     painted = "Melanie: I painted the sunrise over Tahoe from our tent, my first landscape."
     off = FollowUpSearch(graph.search, FollowUpConfig())
-    assert 3 not in _clips(off.search_clip(q, ["mh"], k=2, text=QUESTION))
-    assert painted not in _ids(off.search_node(q, ["mh"], k=3, text=QUESTION))
+    assert 3 not in _clips(off.search(SearchSpec(q, videos=["mh"], k=2, text=QUESTION)))
+    assert painted not in _ids(off.search(SearchSpec(q, mode="node", videos=["mh"], k=3, text=QUESTION)))
     # Off is the plain search, call for call.
-    assert off.search_clip(q, ["mh"], k=2, text=QUESTION) == graph.search.search_clip(q, ["mh"], k=2, text=QUESTION)
+    assert off.search(SearchSpec(q, videos=["mh"], k=2, text=QUESTION)) == \
+        graph.search.search(SearchSpec(q, videos=["mh"], k=2, text=QUESTION))
     # One seed: the weak chatter ranked after clip 0 would add its own words (as measured on the dev set, where
     # seeds beyond the first pull the follow-up towards other chatter).
     for strategy in ("terms", "feedback"):
         on = FollowUpSearch(graph.search, FollowUpConfig(strategy=strategy, seeds=1, clip_weight=0.5, node_slots=1))
-        assert _clips(on.search_clip(q, ["mh"], k=2, text=QUESTION)) == [0, 3], strategy
-        nodes = on.search_node(q, ["mh"], k=3, text=QUESTION)
+        assert _clips(on.search(SearchSpec(q, videos=["mh"], k=2, text=QUESTION))) == [0, 3], strategy
+        nodes = on.search(SearchSpec(q, mode="node", videos=["mh"], k=3, text=QUESTION))
         assert painted in _ids(nodes) and sum(len(r.memories) for r in nodes) == 3, strategy
         # The scope still binds: before_clip 2 never shows clip 3.
-        assert 3 not in _clips(on.search_clip(q, ["mh"], before_clip=2, k=2, text=QUESTION))
+        assert 3 not in _clips(on.search(SearchSpec(q, videos=["mh"], before_clip=2, k=2, text=QUESTION)))
 
 
 def test_without_question_text_the_follow_up_is_not_run(graph: MemoryGraph) -> None:
     q = _world(graph)
     on = FollowUpSearch(graph.search, FollowUpConfig(strategy="terms", clip_weight=0.5))
-    assert on.search_clip(q, ["mh"], k=2) == graph.search.search_clip(q, ["mh"], k=2)
+    assert on.search(SearchSpec(q, videos=["mh"], k=2)) == graph.search.search(SearchSpec(q, videos=["mh"], k=2))
 
 
 def test_follow_up_words_leave_out_speakers_and_the_question(graph: MemoryGraph) -> None:
     q = _world(graph)
-    seeds = [m for r in graph.search.search_node(q, ["mh"], k=2, text=QUESTION) for m in r.memories]
+    seeds = [m for r in graph.search.search(SearchSpec(q, mode="node", videos=["mh"], k=2, text=QUESTION))
+             for m in r.memories]
     words = followup_terms(QUESTION, seeds, 4)
     assert "tahoe" in words and "lake" in words
     assert not {"melanie", "caroline", "camping", "family"} & set(words)
@@ -82,5 +85,6 @@ def test_follow_up_words_leave_out_speakers_and_the_question(graph: MemoryGraph)
 @pytest.mark.parametrize("n", [1, 2])
 def test_follow_up_takes_at_most_n_words(graph: MemoryGraph, n: int) -> None:
     q = _world(graph)
-    seeds = [m for r in graph.search.search_node(q, ["mh"], k=2, text=QUESTION) for m in r.memories]
+    seeds = [m for r in graph.search.search(SearchSpec(q, mode="node", videos=["mh"], k=2, text=QUESTION))
+             for m in r.memories]
     assert len(followup_terms(QUESTION, seeds, n)) == n

@@ -11,6 +11,7 @@ import pytest
 
 from m3graph.graphdb.query_text import named_months, query_words
 from m3graph.graphdb.search import MemorySearch
+from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, ClipResult
 from m3graph.ingest.chat.ingest import ingest_conversation
@@ -51,16 +52,16 @@ def test_search_node_prefers_the_named_speakers_lines(graph: MemoryGraph) -> Non
     s = graph.search
     question = "Where did Bob go kayaking?"
     off = with_settings(graph, variant(graph.settings, search={"speaker_weight": 0.0})).search
-    assert _top(off.search_node(q, videos=["kayak-chat"], k=1, text=question)).startswith("Ann")
-    top = _top(s.search_node(q, videos=["kayak-chat"], k=1, text=question))
+    assert _top(off.search(SearchSpec(q, mode="node", videos=["kayak-chat"], k=1, text=question))).startswith("Ann")
+    top = _top(s.search(SearchSpec(q, mode="node", videos=["kayak-chat"], k=1, text=question)))
     assert top.startswith("Bob <character_") and "Lake Tahoe" in top
     # A query that names every speaker of the scope favours nobody; search_clip never takes the bonus.
     both = "Where did Ann and Bob go kayaking?"
-    assert _top(s.search_node(q, videos=["kayak-chat"], k=1, text=both)).startswith("Ann")
-    assert [r.rank for r in s.search_clip(q, videos=["kayak-chat"], k=1, text=question)] == \
-        [r.rank for r in off.search_clip(q, videos=["kayak-chat"], k=1, text=question)]
+    assert _top(s.search(SearchSpec(q, mode="node", videos=["kayak-chat"], k=1, text=both))).startswith("Ann")
+    assert [r.rank for r in s.search(SearchSpec(q, videos=["kayak-chat"], k=1, text=question))] == \
+        [r.rank for r in off.search(SearchSpec(q, videos=["kayak-chat"], k=1, text=question))]
     # Without text (the reference's ranking) names are not read at all.
-    assert _top(s.search_node(q, videos=["kayak-chat"], k=1)).startswith("Ann")
+    assert _top(s.search(SearchSpec(q, mode="node", videos=["kayak-chat"], k=1))).startswith("Ann")
 
 
 def _dated_world(mg: MemoryGraph) -> np.ndarray:
@@ -81,19 +82,20 @@ def _dated_world(mg: MemoryGraph) -> np.ndarray:
 def test_a_named_month_lifts_the_clips_that_started_then(graph: MemoryGraph) -> None:
     q = _dated_world(graph)
     s = graph.search
-    assert [r.clip_index for r in s.search_clip(q, videos=["h"], k=1, text="the harbour walk")] == [1]
-    assert [r.clip_index for r in s.search_clip(q, videos=["h"], k=1, text="the harbour walk in May 2023")] == [0]
+    assert [r.clip_index for r in s.search(SearchSpec(q, videos=["h"], k=1, text="the harbour walk"))] == [1]
+    may = "the harbour walk in May 2023"
+    assert [r.clip_index for r in s.search(SearchSpec(q, videos=["h"], k=1, text=may))] == [0]
     off = with_settings(graph, variant(graph.settings, search={"date_weight": 0.0})).search
-    assert [r.clip_index for r in off.search_clip(q, videos=["h"], k=1, text="the harbour walk in May 2023")] == [1]
+    assert [r.clip_index for r in off.search(SearchSpec(q, videos=["h"], k=1, text=may))] == [1]
 
     def ranks(search: MemorySearch, text: str) -> dict[int, float | None]:
-        return {r.clip_index: r.rank for r in search.search_clip(q, videos=["h"], k=3, text=text)}
+        return {r.clip_index: r.rank for r in search.search(SearchSpec(q, videos=["h"], k=3, text=text))}
 
     on, without = ranks(s, "the harbour walk in May 2023"), ranks(off, "the harbour walk in May 2023")
     assert on[0] == pytest.approx(without[0] + 0.5) and on[1] == pytest.approx(without[1])  # date_weight 0.5
     # search_node: May's line takes its clip's lifted score as its prior.
     node_on, node_off = (
-        {r.clip_index: r.rank for r in x.search_node(q, videos=["h"], k=4, text="the harbour walk in May 2023")}
+        {r.clip_index: r.rank for r in x.search(SearchSpec(q, mode="node", videos=["h"], k=4, text=may))}
         for x in (s, off))
     assert node_on[0] > node_off[0]
     # Another year or the verb "may": ranked as with the weight off.

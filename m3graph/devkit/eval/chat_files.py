@@ -145,9 +145,11 @@ def evidence_recall(graph: MemoryGraph, embedder: Any, question: Question, syste
     i.e. whether the file's content reached the reader; the baseline has no surrogate (0 by construction).
     None for a question about no file."""
     from m3graph.embedding import query_embed
+    from m3graph.graphdb.search_plan import SearchSpec
 
     vector = query_embed(embedder)([question.question])[0].tolist()
-    found = graph.search.search_node(vector, [source_of(question, system)], k=k, text=question.question)
+    found = graph.search.search(SearchSpec(vector, mode="node", videos=[source_of(question, system)], k=k,
+                                           text=question.question))
     memories = [m for clip in found for m in clip.memories]
     ids = {s for m in memories for s in m.source_ids}
     files = None

@@ -31,6 +31,7 @@ import numpy as np
 from m3graph.embedding import query_embed
 from m3graph.errors import InvalidInputError
 from m3graph.graphdb.query_text import STOP_WORDS
+from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.types import ClipResult
 from m3graph.ingest.chat.ingest import ingest_conversation
 from m3graph.ingest.chat.locomo import load_locomo
@@ -259,8 +260,8 @@ def evaluate(graph: MemoryGraph, embedder: TextEmbedder, questions: Sequence[Que
     embed_query = query_embed(embedder)  # bge: queries take the model's instruction, memories never
     for q, _, _, _ in scored[:warmup]:  # the first queries pay for plan caching and page faults
         v = embed_query([q.question])[0].tolist()
-        search.search_clip(v, [q.video_id], k=clip_k, text=q.question)
-        search.search_node(v, [q.video_id], k=node_k, text=q.question)
+        search.search(SearchSpec(v, videos=[q.video_id], k=clip_k, text=q.question))
+        search.search(SearchSpec(v, mode="node", videos=[q.video_id], k=node_k, text=q.question))
     lat = report.latency
     for i, (q, corpus, evidence, ev_clips) in enumerate(scored):
         cat = f"{q.category} {CATEGORIES.get(q.category, '?')}"
@@ -268,18 +269,18 @@ def evaluate(graph: MemoryGraph, embedder: TextEmbedder, questions: Sequence[Que
         qv = embed_query([q.question])[0]
         t1 = time.perf_counter()
         vec = qv.tolist()
-        clips = search.search_clip(vec, [q.video_id], k=clip_k, text=q.question)
+        clips = search.search(SearchSpec(vec, videos=[q.video_id], k=clip_k, text=q.question))
         t2 = time.perf_counter()
-        nodes = search.search_node(vec, [q.video_id], k=node_k, text=q.question)
+        nodes = search.search(SearchSpec(vec, mode="node", videos=[q.video_id], k=node_k, text=q.question))
         t3 = time.perf_counter()
         lat.setdefault("query embedding", []).append(t1 - t0)
         lat.setdefault("search_clip (graph)", []).append(t2 - t1)
         lat.setdefault("search_node (graph)", []).append(t3 - t2)
         lat.setdefault("search_clip end to end", []).append(t2 - t0)
         lat.setdefault("search_node end to end", []).append(t3 - t2 + t1 - t0)
-        v_clips = search.search_clip(vec, [q.video_id], k=clip_k)
+        v_clips = search.search(SearchSpec(vec, videos=[q.video_id], k=clip_k))
         t4 = time.perf_counter()
-        v_nodes = search.search_node(vec, [q.video_id], k=node_k)
+        v_nodes = search.search(SearchSpec(vec, mode="node", videos=[q.video_id], k=node_k))
         lat.setdefault("vector-only search_clip (graph)", []).append(t4 - t3)
         qn = np.asarray(qv, dtype=np.float64) / np.linalg.norm(qv)
         t5 = time.perf_counter()
