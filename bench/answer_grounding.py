@@ -10,6 +10,8 @@ interval (`within_gold`): answer match compares words, and "18 July 2023" is rig
 2023".
 
 Run: ``.venv/bin/python -m bench.answer_grounding RESULTS.jsonl [...] [--conversations DIR]``.
+``--smoke`` (CI) replays a results file it writes itself: for each question of two sessions of one conversation,
+the session's date as the reader's answer with the evidence lines shown (no recorded run is needed).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.smoke import add_smoke, conversation_slice, scratch
 from m3graph.dates import find_times
 from m3graph.devkit.eval.judge import answer_match
 from m3graph.ingest.chat.locomo import load_locomo
@@ -104,11 +107,44 @@ def replay(rows: Sequence[dict[str, Any]], dates: dict[str, dict[str, str]]) -> 
     return out
 
 
+def smoke_results(conversations: Path, out: Path) -> Path:
+    """A chat-qa results file for every question of `conversations`: the reader answered with the date of the
+    evidence's session, having been shown the evidence turns (what `--smoke` replays)."""
+    rows = []
+    for path in sorted(conversations.glob("*.json")):
+        conv, questions = load_locomo(path)
+        turns = {t.turn_id: (k, t) for k, s in enumerate(conv.sessions) for t in s.turns}
+        for n, q in enumerate(questions):
+            shown = [turns[e] for e in q.evidence if e in turns]
+            if not shown:
+                continue
+            session = conv.sessions[shown[0][0]].started_at
+            said = f"{session.day} {session:%B %Y}" if session is not None else "today"
+            knowledge: dict[str, list[str]] = {}
+            for k, t in shown:
+                knowledge.setdefault(f"CLIP_{k}", []).append(f"{t.speaker}: {t.text}")
+            reply = json.dumps({"answer": said, "next_query": None})
+            rows.append({"id": f"{conv.source_id}#{n}", "source": conv.source_id, "question": q.question,
+                         "gt": str(q.answer), "types": ["adversarial"] if q.category == 5 else [],
+                         "outcome": "answered",
+                         "rounds": [{"action": "answer", "knowledge": knowledge, "raw": [reply]}]})
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", nargs="+", type=Path)
+    parser.add_argument("results", nargs="*", type=Path)
     parser.add_argument("--conversations", type=Path, default=DEV)
+    add_smoke(parser, "a results file of its own over two sessions of one conversation")
     args = parser.parse_args(argv)
+    if args.smoke:
+        work = scratch("grounding")
+        args.conversations = conversation_slice(work / "conversations", sessions=2, questions=12, files=1,
+                                                source=args.conversations)
+        args.results = [smoke_results(args.conversations, work / "results.jsonl")]
+    if not args.results:
+        parser.error("give at least one results file (or --smoke)")
     dates = session_dates(args.conversations)
     for path in args.results:
         rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.smoke import add_smoke, apply_smoke
+
 REPO = Path(__file__).resolve().parents[1]
 SR = 16000
 _NON_WORD = re.compile(r"[^a-z0-9' ]+")
@@ -158,9 +160,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=2, help="CTranslate2 threads (perception.threads)")
     p.add_argument("--out", type=Path, default=None, help="JSON with every hypothesis")
     p.add_argument("--show", action="store_true", help="print each hypothesis that has errors")
-    args = p.parse_args(argv)
-    utterances = generated_lines(args.media, args.pad)
-    if str(args.phone) and (args.phone / "sample.stm").is_file():
+    p.add_argument("--lines", type=int, default=None, help="only the first N generated lines")
+    add_smoke(p, "the packaged model on the first 3 generated lines, no phone call")
+    args = apply_smoke(p.parse_args(argv), models="packaged", phone=Path(""), lines=3)
+    utterances = generated_lines(args.media, args.pad)[:args.lines]
+    if args.phone == Path():  # '' (argparse makes it Path("."), which is Path()): the phone call is skipped
+        pass
+    elif (args.phone / "sample.stm").is_file():
         utterances += phone_utterances(args.phone, args.pad)
     else:
         print(f"phone call not found in {args.phone}: run scripts/fetch_identity_media.sh", file=sys.stderr)

@@ -20,7 +20,8 @@ For every question that names exactly one speaker, the evidence turns are render
 * ``reader, no joint``: the same without the joint-line exception (a line saying "we", "us", "our", "together" is
   about both speakers), the rule before that exception.
 
-Run: ``.venv/bin/python -m bench.attribution_rule [conversation.json ...]`` (default: the dev set).
+Run: ``.venv/bin/python -m bench.attribution_rule [conversation.json ...]`` (default: the dev set); ``--smoke``:
+the first two sessions of each dev conversation (CI).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench.smoke import add_smoke, conversation_slice, scratch
 from m3graph.ingest.chat.ingest import turn_line
 from m3graph.ingest.chat.locomo import load_locomo
 from m3graph.ingest.chat.model import Turn
@@ -109,8 +111,11 @@ def table(fires: Counter[tuple[int, str]], named: Counter[int], total: Counter[i
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("paths", nargs="*", type=Path, help="LoCoMo conversation files (default: the dev set)")
+    add_smoke(parser, "two sessions of each dev conversation")
     args = parser.parse_args(argv)
     paths = args.paths or sorted(DEV.glob("locomo-*.json"))
+    if args.smoke:
+        paths = sorted(conversation_slice(scratch("attribution"), sessions=2, questions=20, source=DEV).glob("*.json"))
     print(table(*measure(paths)))
     return 0
 

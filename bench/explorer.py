@@ -9,6 +9,7 @@ driven by Playwright). Measured per size, medians of `--repeat` page loads:
 - interaction: the median and worst frame time while zooming and panning (20 wheel steps, 20 drags).
 
 The figures are machine-dependent; they go to docs/benchmarks.md ("Explorer") with the load average.
+`--uri URI` draws from a running server instead of starting one; `--smoke` is the CI size (60 nodes, one load).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import numpy as np
 import uvicorn
 from playwright.sync_api import sync_playwright
 
+from bench.smoke import add_smoke, add_uri, apply_smoke, server_settings
 from m3graph.explore import assets
 from m3graph.explore.app import create_app
 from m3graph.graphdb.store import MemoryGraph
@@ -35,7 +37,7 @@ from m3graph.graphdb.types import ClipInfo, FaceCluster, FaceObservation, Memory
 from m3graph.http_guard import allowed_hosts
 from m3graph.localserver.server import LocalNeo4j, ensure_server
 from m3graph.service import MemoryService
-from m3graph.settings import LocalServer, Settings
+from m3graph.settings import LocalServer
 
 REPO = Path(__file__).resolve().parents[1]
 VIDEO = "bench-explorer"
@@ -132,12 +134,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--nodes", default="500,1000,2000")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--port", type=int, default=7696)
-    args = parser.parse_args(argv)
+    add_uri(parser)
+    add_smoke(parser, "60 nodes, one page load")
+    args = apply_smoke(parser.parse_args(argv), nodes="60", repeat=1)
     sizes = [int(x) for x in args.nodes.split(",")]
     home = REPO / ".m3graph" / "bench-explorer"
-    settings = Settings(local=LocalServer(home=home, port=args.port, heap_mb=1024, pagecache_mb=512,
-                                          build_dir=REPO / ".m3graph" / "launcher-build"),
-                        data_dir=home / "data")
+    settings = server_settings(args.uri, LocalServer(home=home, port=args.port, heap_mb=1024, pagecache_mb=512,
+                                                     build_dir=REPO / ".m3graph" / "launcher-build"),
+                               data_dir=home / "data")
     assets.build()
     ensure_server(settings)
     try:
@@ -154,7 +158,8 @@ def main(argv: list[str] | None = None) -> None:
                 thread.join(10)
             graph.delete_video(VIDEO)
     finally:
-        LocalNeo4j(settings).stop()
+        if settings.uses_local_server:
+            LocalNeo4j(settings).stop()
     print(json.dumps({"load_avg": os.getloadavg(), "rows": rows}, indent=2))
 
 

@@ -19,6 +19,9 @@ A clip write whose statement has a slot (`m3graph/fact_versions.py`) runs three 
 It starts its own Neo4j (a home it creates and deletes; never a server it did not start) and stops it:
 
     python -m bench.facts_cost --memories 10000 --out bench/results/facts-1e4.json
+
+`--uri URI` measures on a running server instead (a scratch database: the sources are written there and left);
+`--smoke` is the CI size (one preloaded source of 1,000 memories, 3 measured pairs).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import numpy as np
 from bench.dissect import QueryTimer
 from bench.measure import bench_ping
 from bench.run import REPO, git_state
+from bench.smoke import add_smoke, add_uri, apply_smoke, server_settings
 from m3graph.cypher import query
 from m3graph.fact_versions import statement_of
 from m3graph.graphdb.executor import Tx
@@ -46,7 +50,7 @@ from m3graph.graphdb.memories import write_clip_memories
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, MemoryIn
 from m3graph.localserver.server import LocalNeo4j, ensure_server
-from m3graph.settings import LocalServer, Settings
+from m3graph.settings import LocalServer
 
 log = logging.getLogger("bench.facts_cost")
 MARKER = ".m3graph-facts-bench-home"
@@ -70,7 +74,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--pagecache-mb", type=int, default=2048)
     p.add_argument("--out", type=Path, help="write the results here as JSON")
     p.add_argument("--keep", action="store_true", help="leave the store and the server running")
-    return p.parse_args(argv)
+    add_uri(p)
+    add_smoke(p, "one source of 1,000 memories (every slot stated), 3 measured pairs")
+    # One whole source (50 clips): fewer clips leave some slots unstated, and the measured write must supersede.
+    return apply_smoke(p.parse_args(argv), memories=1000, pairs=3, warmup=1, clips_per_source=50, batch_clips=25,
+                       heap_mb=1024, pagecache_mb=512)
 
 
 def unit_vectors(rng: np.random.Generator, n: int, dim: int) -> list[list[float]]:
@@ -201,15 +209,17 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     local = LocalServer(home=args.home, port=args.port, heap_mb=args.heap_mb, pagecache_mb=args.pagecache_mb,
                         build_dir=REPO / ".m3graph" / "launcher-build", startup_timeout_s=600)
-    settings = Settings(neo4j_uri=None, local=local)  # never an exported NEO4J_URI: the data written is ours
-    server = LocalNeo4j(settings)
-    if args.home.exists():
-        if not (args.home / MARKER).exists() and any(args.home.iterdir()):
-            raise SystemExit(f"error: {args.home} is not a facts benchmark home ({MARKER} missing); choose --home")
-        server.stop()
-        shutil.rmtree(args.home)
-    args.home.mkdir(parents=True)
-    (args.home / MARKER).write_text("created by bench.facts_cost; deleted by it\n")
+    settings = server_settings(args.uri, local)  # never an exported NEO4J_URI: only --uri names another server
+    server = LocalNeo4j(settings) if settings.uses_local_server else None
+    if server is not None:
+        if args.home.exists():
+            if not (args.home / MARKER).exists() and any(args.home.iterdir()):
+                raise SystemExit(f"error: {args.home} is not a facts benchmark home ({MARKER} missing); "
+                                 "choose --home")
+            server.stop()
+            shutil.rmtree(args.home)
+        args.home.mkdir(parents=True)
+        (args.home / MARKER).write_text("created by bench.facts_cost; deleted by it\n")
     rng = np.random.default_rng(args.seed)
     result: dict[str, Any] = {"meta": {"git": git_state(), "args": {k: str(v) for k, v in vars(args).items()},
                                        "loadavg_start": os.getloadavg(), "cpus": os.cpu_count()}}
@@ -236,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.out:
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(result, indent=1, default=str) + "\n", encoding="utf-8")
-        if not args.keep:
+        if server is not None and not args.keep:
             server.stop()
             shutil.rmtree(args.home, ignore_errors=True)
     m = result["measure"]

@@ -52,6 +52,7 @@ from typing import Any, TypeVar
 import numpy as np
 from pydantic import TypeAdapter
 
+from bench.smoke import add_smoke, apply_smoke
 from m3graph.embedding import TextEmbedder, text_embedder
 from m3graph.graphdb.clip_state import ClipState
 from m3graph.graphdb.executor import Executor, Tx
@@ -959,9 +960,14 @@ def redis_restart_trial(graph: MemoryGraph, source: Path, seed: int, redis: Redi
 
 
 @contextmanager
-def _graph(port: int, work: Path) -> Iterator[MemoryGraph]:
+def _graph(port: int, work: Path, uri: str | None = None) -> Iterator[MemoryGraph]:
+    """The campaign's own Neo4j, or (`uri`, LLM trials only) a running one whose database takes the trials' videos."""
     from bench.perception_celery import neo4j_server
 
+    if uri:
+        with MemoryGraph.connect(Settings(neo4j_uri=uri, data_dir=work / "data")) as graph:
+            yield graph
+        return
     with neo4j_server(work / "neo4j", port) as settings:
         settings = settings.model_copy(update={"data_dir": work / "data"})
         with MemoryGraph.connect(settings) as graph:
@@ -972,7 +978,7 @@ def _llm_campaign(args: argparse.Namespace) -> list[TrialResult]:
     results = []
     if not args.trials:
         return results
-    with _graph(args.port, args.work) as graph:
+    with _graph(args.port, args.work, args.uri) as graph:
         for k in range(args.trials):
             r = llm_fault_trial(graph, args.seed + k, args.clips, args.rate)
             results.append(r)
@@ -1053,7 +1059,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--redis-restart-trials", type=int, default=0,
                         help="also restart Redis under a real worker this many times")
     parser.add_argument("--redis-port", type=int, default=6391, help="port of the Redis the restart trials kill")
-    args = parser.parse_args(argv)
+    parser.add_argument("--uri", default=None,
+                        help="run the LLM trials on this running Neo4j (NEO4J_USER / NEO4J_PASSWORD from the "
+                             "environment; it takes the trials' videos: a scratch database) instead of the "
+                             "campaign's own; the kill and restart trials always start their own")
+    add_smoke(parser, "one LLM fault trial of 2 clips, no kill or restart trials")
+    args = apply_smoke(parser.parse_args(argv), trials=1, clips=2, kill_trials=0, neo4j_kill_trials=0,
+                       redis_restart_trials=0)
     logging.basicConfig(level=logging.WARNING)
     results = _llm_campaign(args)
     neo = _neo4j_campaign(args)

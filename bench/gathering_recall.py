@@ -8,6 +8,7 @@ whose every evidence turn was shown (`chat_misses.classify`, the same rule as `m
 
 Run (a local Neo4j through the usual settings; the conversations are ingested first if missing):
 ``.venv/bin/python -m bench.gathering_recall [--factor 1 3] [--per-category N]`` (default: every question).
+``--smoke``: the first two sessions of one conversation and the questions about them (CI).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench.smoke import add_smoke, conversation_slice, scratch
 from m3graph.devkit.eval.chat_misses import classify, load_data
 from m3graph.devkit.eval.chat_qa import CATEGORIES, conversation_files, load_questions, stratified_sample
 from m3graph.embedding import text_embedder
@@ -51,7 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--factor", type=int, nargs="+", default=[1, control.LIST_CAP_FACTOR])
     parser.add_argument("--per-category", type=int, default=0, help="the chat-qa sample (0: every question)")
     parser.add_argument("--data", type=Path, default=DEV)
+    add_smoke(parser, "two sessions of one conversation, 8 questions")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.data = conversation_slice(scratch("gathering"), sessions=2, questions=8, files=1, source=args.data)
     settings = load_settings()
     ensure_server(settings)
     files = conversation_files(args.data)

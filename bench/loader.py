@@ -23,6 +23,7 @@ from m3graph.schema.migrations import (
     _vector_params,
     applicable,
     apply_migrations,
+    graph_text_model,
     memory_index_statement,
 )
 from m3graph.settings import Settings
@@ -193,7 +194,10 @@ def build_indexes(ex: Executor, settings: Settings) -> dict[str, float]:
     for migration in applicable(ex):
         if migration.version != MIGRATIONS[0].version and not migration.vector:
             for statement in migration.statements:
-                ex.schema(statement)
+                if migration.text_mark:  # a data write, not DDL: the mark names the model, as apply_migrations does
+                    ex.write(statement, model=graph_text_model(ex, settings) or settings.text_model.name)
+                else:
+                    ex.schema(statement)
     wait_for_indexes(ex)
     timings["range_fulltext_s"] = time.perf_counter() - t0
     # The vector indexes the product ends with on this server, each built once: migration 8 (2026.x) drops the

@@ -14,6 +14,7 @@ from bench.dissect import QueryTimer
 from bench.synth import Corpus, FaceSet, QuerySet, observations_of, unit, video_id
 from m3graph.cypher import query
 from m3graph.graphdb.imports import ImportRows
+from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, FaceCluster, FaceObservation, MemoryIn
 
@@ -69,12 +70,12 @@ def bench_search(graph: MemoryGraph, corpus: Corpus, queries: QuerySet, warmup: 
 
     def product_call(variant: str, i: int) -> Any:
         if variant == "global":
-            return graph.search.search_clip(qs[i])
+            return graph.search.search(SearchSpec(qs[i]))
         if variant == "rank_global":
             return graph.search.rank_clips(qs[i])
         if variant == "many_videos":
-            return graph.search.search_clip(qs[i], videos=half_ids)
-        return graph.search.search_clip(qs[i], videos=[video_id(one_video[i])])
+            return graph.search.search(SearchSpec(qs[i], videos=half_ids))
+        return graph.search.search(SearchSpec(qs[i], videos=[video_id(one_video[i])]))
 
     def scan_of(variant: str, i: int) -> LinearScan:
         if variant in ("global", "rank_global"):
@@ -134,7 +135,7 @@ def bench_recall(graph: MemoryGraph, corpus: Corpus, queries: QuerySet, ids: dic
         found = [ids[r["memory_id"]] for r in rows]
         exact = corpus.embeddings[found] @ q
         index_recall.append(recall_at_k(found, truth_rows[i], truth_scores[i], exact))
-        s, res = timed(lambda qv=qv: graph.search.search_node(qv, k=k))
+        s, res = timed(lambda qv=qv: graph.search.search(SearchSpec(qv, mode="node", k=k)))
         node_s.append(s)
         mems = sorted(((m.score or -1.0, ids[m.memory_id]) for r in res for m in r.memories), reverse=True)
         found = [row for _, row in mems]

@@ -9,6 +9,9 @@ the third) and reports the in-sample best beside the held-out figure. The fusion
 then re-run through `FollowUpSearch` itself for a latency p50 and to check that it returns the same clips.
 
     .venv/bin/python -m bench.multihop_followup [--data DIR] [--port 7716] [--home DIR] [--out FILE] [--limit N]
+
+`--uri URI` runs on a running server instead of starting one (the conversations are ingested there); `--smoke` is
+the CI size: two sessions of two conversations, a few questions each (held out needs two conversations).
 """
 
 from __future__ import annotations
@@ -24,12 +27,14 @@ from typing import Any
 
 import numpy as np
 
+from bench.smoke import add_smoke, add_uri, apply_smoke, conversation_slice, scratch, server_settings
 from m3graph.devkit.eval.retrieval import CATEGORIES, NO_EVIDENCE_CATEGORIES, Corpus, ingest, load_dataset
 from m3graph.embedding import query_embed, text_embedder
 from m3graph.graphdb.search_followup import FollowUpSearch, _memories_by_rank, fuse_clips, merge_nodes
+from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.localserver.server import ensure_server
-from m3graph.settings import FollowUpConfig, LocalServer, Settings
+from m3graph.settings import FollowUpConfig, LocalServer
 
 ROOT = Path(__file__).resolve().parent.parent
 _TURN = re.compile(r"D(\d+):(\d+)")
@@ -64,9 +69,11 @@ def run(graph: MemoryGraph, embedder: Any, questions: list[Any], clip_k: int, no
         kw: dict[str, Any] = {"videos": [q.video_id]}
         row: dict[str, Any] = {"video": q.video_id, "cat": f"{q.category} {CATEGORIES[q.category]}",
                                "clip": {}, "node": {}}
-        first_clips = search.search_clip(vec, k=max(clip_k, 10), text=q.question, **kw)
-        seeds_all = _memories_by_rank(search.search_node(vec, k=SEEDS, text=q.question, **kw))[:SEEDS]
-        firsts = {r: search.search_node(vec, k=node_k - r, text=q.question, **kw) for r in NODE_SLOTS}
+        first_clips = search.search(SearchSpec(vec, k=max(clip_k, 10), text=q.question, **kw))
+        seeds_all = _memories_by_rank(
+            search.search(SearchSpec(vec, mode="node", k=SEEDS, text=q.question, **kw)))[:SEEDS]
+        firsts = {r: search.search(SearchSpec(vec, mode="node", k=node_k - r, text=q.question, **kw))
+                  for r in NODE_SLOTS}
         off_clips = [c.clip_index for c in first_clips[:clip_k]]
         row["clip"]["off"] = float(ev_clips <= set(off_clips))
         row["node"]["off"] = len(evidence & _turns(firsts[0])) / len(evidence)
@@ -76,7 +83,7 @@ def run(graph: MemoryGraph, embedder: Any, questions: list[Any], clip_k: int, no
             fu = spread if strategy == "spread" else FollowUpSearch(
                 search, FollowUpConfig(strategy=strategy, seeds=SEEDS, terms=n))
             plan = fu.followup(vec, q.question, seeds_all, [q.video_id])
-            second = fu.second.search_clip(plan[0], k=max(clip_k, 10), text=plan[1], **kw) if plan else []
+            second = fu.second.search(SearchSpec(plan[0], k=max(clip_k, 10), text=plan[1], **kw)) if plan else []
             for w in CLIP_WEIGHTS:
                 got = fuse_clips(first_clips, second, w, clip_k) if plan else first_clips[:clip_k]
                 row["clip"][f"{strategy} n={n} w={w}"] = float(ev_clips <= {c.clip_index for c in got})
@@ -85,8 +92,9 @@ def run(graph: MemoryGraph, embedder: Any, questions: list[Any], clip_k: int, no
                     continue
                 seeds = _memories_by_rank(firsts[r])[:SEEDS]
                 p2 = fu.followup(vec, q.question, seeds, [q.video_id])
-                got_n = (merge_nodes(firsts[r], fu.second.search_node(p2[0], k=node_k, text=p2[1], **kw), node_k)
-                         if p2 else search.search_node(vec, k=node_k, text=q.question, **kw))
+                again = SearchSpec(p2[0], mode="node", k=node_k, text=p2[1], **kw) if p2 else None
+                got_n = (merge_nodes(firsts[r], fu.second.search(again), node_k) if again
+                         else search.search(SearchSpec(vec, mode="node", k=node_k, text=q.question, **kw)))
                 row["node"][f"{strategy} n={n} r={r}"] = len(evidence & _turns(got_n)) / len(evidence)
         rows.append(row)
         if len(rows) % 50 == 0:
@@ -139,9 +147,9 @@ def latency(search: Any, embedder: Any, questions: list[Any], cfg: FollowUpConfi
     for q in questions[:n]:
         vec = embed([q.question])[0].tolist()
         t0 = time.perf_counter()
-        fu.search_clip(vec, [q.video_id], k=2, text=q.question)
+        fu.search(SearchSpec(vec, videos=[q.video_id], k=2, text=q.question))
         t1 = time.perf_counter()
-        fu.search_node(vec, [q.video_id], k=10, text=q.question)
+        fu.search(SearchSpec(vec, mode="node", videos=[q.video_id], k=10, text=q.question))
         times["clip"].append(t1 - t0)
         times["node"].append(time.perf_counter() - t1)
     return {k: float(np.percentile(v, 50) * 1000) for k, v in times.items()}
@@ -156,9 +164,13 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="only the first N questions of each file")
     ap.add_argument("--latency-questions", type=int, default=60)
     ap.add_argument("--strategies", nargs="+", choices=STRATEGIES, default=list(STRATEGIES))
-    args = ap.parse_args()
-    settings = Settings(local=LocalServer(home=args.home, port=args.port, heap_mb=1024, pagecache_mb=512,
-                                          build_dir=ROOT / ".m3graph" / "launcher-build"))
+    add_uri(ap)
+    add_smoke(ap, "two sessions of two conversations, 6 questions each, 2 latency questions")
+    args = apply_smoke(ap.parse_args(), limit=None, latency_questions=2)
+    if args.smoke:
+        args.data = conversation_slice(scratch("multihop"), sessions=2, questions=6, files=2, source=args.data)
+    settings = server_settings(args.uri, LocalServer(home=args.home, port=args.port, heap_mb=1024, pagecache_mb=512,
+                                                     build_dir=ROOT / ".m3graph" / "launcher-build"))
     embedder = text_embedder(settings)
     ensure_server(settings)
     with MemoryGraph.connect(settings) as graph:

@@ -28,7 +28,7 @@ host partitioned for a while mid-ingest), ``redis`` (w1 cut off, Redis killed an
 persistence, w1 restored).
 
     python -m bench.multihost --trials 5 --out .m3graph/bench-multihost.json   # the full campaign (as root)
-    python -m bench.multihost --faults store --trials 1                        # what tests/e2e runs
+    python -m bench.multihost --smoke        # = --faults store --trials 1: what tests/e2e/test_multihost.py runs
 
 Needs root (network namespaces); everything it makes is removed on exit (python -m m3graph.devkit.hosts cleanup
 removes what a SIGKILLed campaign left).
@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.smoke import add_smoke, apply_smoke
 from m3graph.devkit.hosts import Hosts, Proc, enter
 from m3graph.settings import Settings, StorageConfig
 
@@ -654,7 +655,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON")
     parser.add_argument("--logs", type=Path, default=None, help="keep the hosts' logs here")
     parser.add_argument("--table", type=Path, default=None, help="print the table of an --out file")
-    args = parser.parse_args(argv)
+    add_smoke(parser, "the reference run and one store-partition trial (a minute or more: a whole cluster starts)")
+    args = apply_smoke(parser.parse_args(argv), faults="store", trials=1)
     if args.table is not None:
         print(markdown(json.loads(args.table.read_text())))
         return 0

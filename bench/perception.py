@@ -18,7 +18,9 @@ with a live stream). Three measurements, each repeated `--repeats` times (median
 Every `--variant NAME:key=value,...` (settings fields, nested with dots: `fps=2`,
 `perception.max_frame_side_px=480`) is measured side by side with the defaults in the same repeats, so load
 from other processes hits them alike. Results go to `bench/results/perception-<time>.json` after every step;
-`--report FILE` prints the tables of a saved run.
+`--report FILE` prints the tables of a saved run. `--smoke` is the CI size: the first clip of tm-a once, cut to
+10 s, stages and faces ∥ voices, without the cold start and the Celery workers (bench/perception_celery.py is not
+run).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from unittest import mock
 import numpy as np
 
 from bench.report import machine
+from bench.smoke import add_smoke, apply_smoke
 from m3graph.devkit.testmedia import DEFAULT_OUT, build_test_media
 from m3graph.settings import Settings
 
@@ -263,8 +266,9 @@ def clip_pass(settings: Settings, plan: Any, index: int, scratch: Path) -> dict[
             "face_clusters": faces_n, "voice_clusters": voices_n}
 
 
-def variant_pass(settings: Settings, media: Any, videos: list[str], root: Path) -> dict[str, Any]:
-    """Every clip of `videos` once, in a fresh data directory under `root`."""
+def variant_pass(settings: Settings, media: Any, videos: list[str], root: Path, limit: int | None = None
+                 ) -> dict[str, Any]:
+    """Every clip of `videos` once (the first `limit` of each), in a fresh data directory under `root`."""
     from m3graph.ingest.pipeline import plan_video
 
     data = root / "data"
@@ -272,7 +276,7 @@ def variant_pass(settings: Settings, media: Any, videos: list[str], root: Path) 
     clips = []
     for vid in videos:
         plan = plan_video(settings, media.path(vid), vid)
-        for w in plan.windows:
+        for w in plan.windows[:limit]:
             clips.append(clip_pass(settings, plan, w.index, root / "scratch" / vid / str(w.index)))
     shutil.rmtree(root, ignore_errors=True)
     return aggregate(clips)
@@ -357,7 +361,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--work", type=Path, default=None, help="scratch directory (default: a temp dir, deleted)")
     p.add_argument("--out", type=Path, default=None, help="JSON result file (default bench/results/perception-…)")
     p.add_argument("--report", type=Path, default=None, help="print the tables of a saved result file and exit")
-    return p.parse_args(argv)
+    p.add_argument("--clips", type=int, default=None, help="only the first N clips of each video")
+    p.add_argument("--no-cold-start", dest="cold_start", action="store_false",
+                   help="skip the untimed first clip that loads the models (the first repeat then includes loading)")
+    add_smoke(p, "the first 10-s clip of tm-a once, no cold start, no Celery")
+    return apply_smoke(p.parse_args(argv), videos="tm-a", repeats=1, workers="", clips=1, cold_start=False)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -373,6 +381,8 @@ def main(argv: list[str] | None = None) -> int:
     videos = [v.strip() for v in args.videos.split(",") if v.strip()]
     out = args.out or REPO / "bench" / "results" / f"perception-{time.strftime('%Y%m%d-%H%M%S')}.json"
     base = Settings(neo4j_uri=None)  # an exported NEO4J_URI must not matter: the stages do not touch a graph
+    if args.smoke:  # a 10-s clip: every model and stage still runs, on a third of the media
+        base = apply_changes(base, {"clip_seconds": 10.0})
     variants = [("default", {}), *args.variant]
     settings_of = {name: apply_changes(base, changes) for name, changes in variants}
     meta = {"command": " ".join(["python -m bench.perception", *(argv if argv is not None else sys.argv[1:])]),
@@ -387,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     media = build_test_media(args.media)
     work = Path(tempfile.mkdtemp(prefix="m3graph-bench-perception-", dir=args.work))
     try:
-        if args.repeats:
+        if args.repeats and args.cold_start:
             log.info("cold start (model loading) on %s", videos[-1])
             results.data["cold_start"] = cold_start(settings_of["default"], media, videos[-1], work / "cold")
             results.save()
@@ -397,7 +407,8 @@ def main(argv: list[str] | None = None) -> int:
             for name, _ in variants:
                 loads.append(loadavg())
                 t0 = time.perf_counter()
-                passes[name].append(variant_pass(settings_of[name], media, videos, work / f"{name}-{r}"))
+                passes[name].append(variant_pass(settings_of[name], media, videos, work / f"{name}-{r}",
+                                                 args.clips))
                 log.info("repeat %d %s: %.1f s, perceive RTF %.2f, clip total RTF %.2f (load %s)", r, name,
                          time.perf_counter() - t0, passes[name][-1]["perceive_parallel_rtf"],
                          passes[name][-1]["clip_total_rtf"], loadavg())

@@ -4,7 +4,8 @@ Builds the generated street clip (`m3graph.devkit.people_media`: 4 walkers cut f
 empty walkway, known paths) and runs `m3graph.perception.people.detect_people` for each (fps, side) pair in ONE
 run, on the generated file and on the clip the pipeline cuts from it (`cut_clip`: a second H.264 generation, what
 the memorizer really reads). It prints the count error per sample and per clip, enter/leave timing errors, the
-motion phrases, and the wall and CPU time per 30-s clip, with the load average.
+motion phrases, and the wall and CPU time per 30-s clip, with the load average. `--smoke` (CI): one pair, 0.5 fps
+at 640 px.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import argparse
 import os
 import time
 
+from bench.smoke import add_smoke, apply_smoke
 from m3graph.devkit.people_media import DEFAULT_OUT, DURATION_S, build_people_video, score, where_it_fails
 from m3graph.ingest.video import ClipWindow, cut_clip
 from m3graph.perception.people import detect_people
@@ -24,7 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--side", type=int, nargs="+", default=[640])
     p.add_argument("--limits", action="store_true", help="only the detection rate by person height, tilt and "
                                                              "occlusion (single frames)")
-    args = p.parse_args(argv)
+    add_smoke(p, "0.5 fps at 640 px, on the generated file and its cut")
+    args = apply_smoke(p.parse_args(argv), fps=[0.5], side=[640], limits=False)
     if args.limits:
         print("| condition | detected / shown |\n|---|---|")
         for condition, found, shown in where_it_fails(DEFAULT_OUT):

@@ -9,6 +9,8 @@ exemplars at the identity threshold). `m3graph calibrate voices --report` prints
 keeps one half of the recordings (thresholds are chosen on "choose", reported on "report"), and `--overlap both`
 runs every row with overlap-aware turns off and on (`perception.overlap_detection`), printing what the
 segmentation model alone costs (RTF over the same recordings) and how well its overlap frames match the RTTM.
+`--smoke` (CI) scores one row at the settings on a two-speaker call built from the shared LibriSpeech utterances
+(bench/smoke.py), since the fetched phone call and AMI clips are not part of the CI setup.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import os
 import time
 from pathlib import Path
 
+from bench.smoke import add_smoke, apply_smoke, scratch, two_speaker_call
 from m3graph.perception.calibrate_media import SPLITS, recordings, score_pipeline, split_recordings, with_perception
 from m3graph.settings import Settings
 
@@ -61,7 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--overlap", choices=sorted(OVERLAP), default="off",
                    help="overlap-aware turns off, on, or both side by side")
     p.add_argument("--datasets", default="phone,ami", help="comma-separated: phone, ami")
-    args = p.parse_args(argv)
+    add_smoke(p, "one row at the settings, a 4-turn call of two LibriSpeech speakers as the phone set")
+    args = apply_smoke(p.parse_args(argv), at_settings=True, datasets="phone", overlap="off", split="all")
+    if args.smoke:
+        args.media = two_speaker_call(scratch("voices"))
     base = Settings(neo4j_uri=None)
     if args.embedder:
         base = with_perception(base, speaker_embedder=args.embedder)

@@ -7,7 +7,8 @@ controller) on every dev question against its own conversation, and counts per c
 listing each firing with the names it found missing.
 
 Run (a local Neo4j through the usual settings; conversations missing from the graph are ingested first):
-``.venv/bin/python -m bench.premise_check [--data DIR]``.
+``.venv/bin/python -m bench.premise_check [--data DIR]``. ``--smoke``: the first two sessions of one conversation
+and the questions about them (CI).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench.smoke import CONVERSATIONS, add_smoke, conversation_slice, scratch
 from m3graph.devkit.eval.chat_qa import CATEGORIES, conversation_files, load_questions
 from m3graph.embedding import text_embedder
 from m3graph.graphdb.store import MemoryGraph
@@ -31,7 +33,11 @@ from m3graph.settings import load_settings
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=None, help="LoCoMo-format conversations (default: the dev set)")
+    add_smoke(parser, "two sessions of one conversation, 12 questions")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.data = conversation_slice(scratch("premise"), sessions=2, questions=12, files=1,
+                                       source=args.data or CONVERSATIONS)
     settings = load_settings()
     ensure_server(settings)
     fired: Counter[str] = Counter()

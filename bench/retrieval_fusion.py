@@ -20,6 +20,9 @@ Every parameter is chosen on two conversations and scored on the third; the held
 `ADOPTED` is what search.py does now (docs/evaluation.md, "Retrieval").
 
     .venv/bin/python -m bench.retrieval_fusion [--data DIR] [--out bench/results/retrieval_fusion.json] [--only N;M]
+
+`--smoke` (CI): the first two sessions of the three conversations, a few questions each, two fixed configurations
+and one grid, vectors cached in a scratch directory.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from bench.retrieval_methods import (
     summarize,
     top_memories,
 )
+from bench.smoke import add_smoke, conversation_slice, scratch
 from m3graph.dates import MONTH_NAMES
 from m3graph.graphdb.query_text import named_months
 
@@ -231,10 +235,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, default=RESULTS / "retrieval_fusion.json")
     ap.add_argument("--text-model", default="bge-small-en-v1.5-q")
     ap.add_argument("--only", default="", help="semicolon-separated experiment names to run (default: all)")
+    add_smoke(ap, "two sessions of each conversation, 8 questions each, 2 fixed configurations and 1 grid")
     args = ap.parse_args(argv)
     t0 = time.time()
+    cache = RESULTS
+    if args.smoke:
+        args.data, cache = conversation_slice(scratch("fusion"), sessions=2, questions=8, source=args.data), \
+            scratch("fusion-vectors")
+        args.only = args.only or f"{FIXED[0][0]};{FIXED[1][0]};date bonus (clip)"
     convs = load_convs(args.data)
-    add_vectors(convs, ("strip",), args.text_model)
+    add_vectors(convs, ("strip",), args.text_model, cache)
     all_tokens = [t for c in convs for t in c.tokens]
     cache = Cache([FusionRanker(c, all_tokens, convs) for c in convs])
     n = len(convs)

@@ -11,6 +11,9 @@ product.
 
     .venv/bin/python -m bench.retrieval_methods [--data DIR] [--out bench/results/retrieval_methods.json]
 
+`--smoke` (CI): the first two sessions of the three conversations, a few questions each, every method and grid,
+embedded by the product's default text model, vectors cached in a scratch directory.
+
 Embeddings are computed once with the product's own embedder and cached under bench/results/ as .npy files (named
 by the text model). The figures in docs/evaluation.md ("How the parameters were chosen") are MiniLM's, so
 `--text-model` defaults to "packaged"; bench/text_models.py chooses the weight and floor per text model.
@@ -33,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.smoke import add_smoke, conversation_slice, scratch
 from m3graph.devkit.eval.retrieval import BM25 as EvalBM25
 from m3graph.devkit.eval.retrieval import CATEGORIES, NO_EVIDENCE_CATEGORIES
 from m3graph.graphdb.query_text import STOP_WORDS
@@ -282,12 +286,12 @@ def _embedder(model: str) -> Any:
     return text_embedder(Settings(text_model={"model": model}))
 
 
-def embed_cached(texts: list[str], tag: str, embedder: Callable[[], Any]) -> np.ndarray:
+def embed_cached(texts: list[str], tag: str, embedder: Callable[[], Any], cache: Path = RESULTS) -> np.ndarray:
     digest = hashlib.sha1("\x00".join(texts).encode("utf-8")).hexdigest()[:12]
-    path = RESULTS / f"retrieval_methods_vectors_{tag}_{digest}.npy"
+    path = cache / f"retrieval_methods_vectors_{tag}_{digest}.npy"
     if path.exists():
         return np.load(path)
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    cache.mkdir(parents=True, exist_ok=True)
     v = np.asarray(embedder().embed(texts), dtype=np.float32)
     np.save(path, v)
     return v
@@ -305,8 +309,8 @@ def strip_question_words(q: str) -> str:
     return " ".join(kept) or q
 
 
-def add_vectors(convs: list[Conv], variants: Sequence[str], model: str = "packaged") -> None:
-    """Memory and question vectors by `model` (a `text_model.model` value), cached per model."""
+def add_vectors(convs: list[Conv], variants: Sequence[str], model: str = "packaged", cache: Path = RESULTS) -> None:
+    """Memory and question vectors by `model` (a `text_model.model` value), cached per model under `cache`."""
     lazy: dict[str, Any] = {}
     tag = model.replace("/", "_")
 
@@ -316,15 +320,16 @@ def add_vectors(convs: list[Conv], variants: Sequence[str], model: str = "packag
         return lazy["e"]
 
     for c in convs:
-        c.vec["turn"] = embed_cached(c.embed_text, f"{tag}_{c.name}_turn", get)
+        c.vec["turn"] = embed_cached(c.embed_text, f"{tag}_{c.name}_turn", get, cache)
         if "prev" in variants:
             ctx = [(c.embed_text[i - 1] + " " if i > 0 and c.clip[i - 1] == c.clip[i] else "") + c.embed_text[i]
                    for i in range(len(c.embed_text))]
-            c.vec["prev"] = embed_cached(ctx, f"{tag}_{c.name}_prev", get)
+            c.vec["prev"] = embed_cached(ctx, f"{tag}_{c.name}_prev", get, cache)
         qs = [q["question"] for q in c.questions]
-        c.qvec["raw"] = embed_cached(qs, f"{tag}_{c.name}_q_raw", get)
+        c.qvec["raw"] = embed_cached(qs, f"{tag}_{c.name}_q_raw", get, cache)
         if "strip" in variants:
-            c.qvec["strip"] = embed_cached([strip_question_words(q) for q in qs], f"{tag}_{c.name}_q_strip", get)
+            c.qvec["strip"] = embed_cached([strip_question_words(q) for q in qs], f"{tag}_{c.name}_q_strip", get,
+                                           cache)
 
 
 # -- the ranking -----------------------------------------------------------------------------------------------
@@ -633,10 +638,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--quick", action="store_true", help="only the reproduced baseline")
     ap.add_argument("--text-model", default="packaged",
                     help="text_model.model to embed with (the documented figures and floors here are MiniLM's)")
+    add_smoke(ap, "two sessions of each conversation, 8 questions each, the product's default text model")
     args = ap.parse_args(argv)
     t0 = time.time()
+    cache = RESULTS
+    if args.smoke:
+        args.data, cache = conversation_slice(scratch("methods"), sessions=2, questions=8, source=args.data), \
+            scratch("methods-vectors")
+        # bge (ONNX) embeds these in a fifth of MiniLM's CPU time; the MiniLM path runs in bench.text_models' smoke
+        args.text_model = "bge-small-en-v1.5-q"
     convs = load_convs(args.data)
-    add_vectors(convs, ("prev", "strip"), args.text_model)
+    add_vectors(convs, ("prev", "strip"), args.text_model, cache)
     all_tokens = [t for c in convs for t in c.tokens]
     cache = Cache([Ranker(c, all_tokens, convs) for c in convs])
     n = len(convs)

@@ -6,6 +6,7 @@ the differences are the cost of that layer: a raw TCP echo on loopback (the phys
 `execute_query` (a session, a managed transaction and the bookmark manager per call), the same without the
 bookmark manager and routed as a read, an auto-commit `session.run` in a reused session, a managed read
 transaction in a reused session, and a new session per call. Medians and p95 in ms, with the load average.
+`--uri URI` times a running server instead of starting one; `--smoke` is the CI size (20 calls per layer).
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import neo4j
 from neo4j import GraphDatabase, RoutingControl
 
+from bench.smoke import add_smoke, add_uri, apply_smoke
 from m3graph.localserver.server import LocalNeo4j
 from m3graph.settings import LocalServer, Settings
 
@@ -111,7 +114,27 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--line", choices=["2026", "5.26"], default="2026")
     p.add_argument("--port", type=int, default=7718)
     p.add_argument("--out", type=Path, default=None)
-    args = p.parse_args(argv)
+    add_uri(p)
+    add_smoke(p, "20 calls per layer")
+    args = apply_smoke(p.parse_args(argv), n=20)
+    if args.uri:
+        settings = Settings(neo4j_uri=args.uri)
+        auth = (settings.neo4j_user, settings.neo4j_password.get_secret_value())
+        with GraphDatabase.driver(args.uri, auth=auth) as driver:
+            version = driver.get_server_info().agent
+        result = {"neo4j": version, "uri": args.uri, "loadavg_before": os.getloadavg(), "n": args.n,
+                  "layers": measure(args.uri, auth, settings.neo4j_database, args.n),
+                  "loadavg_after": os.getloadavg()}
+    else:
+        result = own_server(args)
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.out is not None:
+        args.out.write_text(text + "\n", encoding="utf-8")
+
+
+def own_server(args: argparse.Namespace) -> dict[str, Any]:
+    """The layers against a fresh local server of the chosen line, started and stopped here."""
     with tempfile.TemporaryDirectory(prefix="m3graph-floor-") as home:
         local = LocalServer(home=Path(home) / "neo4j", port=args.port, heap_mb=1024, pagecache_mb=256,
                             neo4j_version=args.line, build_dir=Path(".m3graph/launcher-build"))
@@ -130,10 +153,7 @@ def main(argv: list[str] | None = None) -> None:
             }
         finally:
             server.stop()
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out is not None:
-        args.out.write_text(text + "\n", encoding="utf-8")
+    return result
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@ For every size the suite starts its *own* local Neo4j (port 7695 by default, a h
 loads a synthetic clustered memory graph plus 10^5 Face entities, builds the product's indexes, measures
 search, recall, identity resolution and writes through `MemoryGraph`, and stops the server. Results are written
 to the JSON file after every phase, so a run that dies still leaves what it measured. `--report FILE...`
-prints the tables of saved runs side by side without measuring anything.
+prints the tables of saved runs side by side without measuring anything. `--uri URI` measures on a running server
+instead (its database must hold no memories; the segment counts on disk and the restart are left out), and
+`--smoke` is the CI size: 1,000 memories, 200 faces, a few calls of each phase (tests/e2e/test_bench_smoke.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from bench.loader import build_indexes, create_constraints, load_corpus, load_fa
 from bench.measure import bench_identity, bench_import, bench_ping, bench_recall, bench_search, bench_writes
 from bench.report import anchor_table, columns, floor_table, get_path, machine, table, targets_for
 from bench.segments import census, compaction_settings, log_lines, process_cmdline
+from bench.smoke import add_smoke, add_uri, apply_smoke, server_settings
 from bench.synth import CorpusSpec, make_corpus, make_faces, make_queries
 from m3graph.graphdb.executor import Executor
 from m3graph.graphdb.store import MemoryGraph
@@ -67,15 +70,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="the launcher's Neo4j line (5.26 for the LTS comparison; auto = 2026.x where a JDK 21+ exists)")
     p.add_argument("--keep", action="store_true", help="leave the last store (and server) in place")
     p.add_argument("--report", type=Path, nargs="+", default=None, help="print tables of saved result files")
-    return p.parse_args(argv)
+    add_uri(p)
+    add_smoke(p, "1,000 memories, 200 faces, 10 queries, 5 resolutions, 3 written clips, 1 imported video")
+    return apply_smoke(p.parse_args(argv), sizes="1000", queries=10, faces=200, resolutions=5, write_clips=3,
+                       write_budget_s=60.0, batch=1000, import_videos=1, import_clips=3, heap_mb=1024,
+                       pagecache_mb=512)
 
 
 def bench_settings(args: argparse.Namespace) -> Settings:
     local = LocalServer(home=args.home, port=args.port, heap_mb=args.heap_mb, pagecache_mb=args.pagecache_mb,
                         build_dir=REPO / ".m3graph" / "launcher-build", tx_timeout_s=7200, startup_timeout_s=600,
                         neo4j_version=args.neo4j_version)
-    # neo4j_uri=None explicitly: an exported NEO4J_URI must not send the benchmark to someone else's server.
-    return Settings(neo4j_uri=None, local=local, query_timeout_s=3700)
+    # Without --uri, neo4j_uri=None explicitly: an exported NEO4J_URI must not send the benchmark to someone else's
+    # server (bench.smoke.server_settings).
+    return server_settings(args.uri, local, query_timeout_s=3700)
 
 
 def fresh_home(server: LocalNeo4j) -> None:
@@ -88,6 +96,14 @@ def fresh_home(server: LocalNeo4j) -> None:
         shutil.rmtree(home)
     home.mkdir(parents=True)
     (home / MARKER).write_text("created by bench.run; deleted and recreated for every size\n")
+
+
+def require_empty(ex: Executor, uri: str) -> None:
+    """On a server the benchmark did not start: refuse a database that already holds memories (the recall and
+    agreement figures assume the synthetic corpus is all there is)."""
+    n = sum(int(r["n"] or 0) for r in ex.read("graph/counts", video_id=None) if r["label"] == "Memory")
+    if n:
+        raise SystemExit(f"the database at {uri} holds {n} memories; --uri needs an empty one")
 
 
 def git_state() -> dict[str, Any]:
@@ -177,25 +193,30 @@ class Results:
 def run_size(n: int, args: argparse.Namespace, results: Results) -> None:
     rec = results.size(n)
     settings = bench_settings(args)
-    server = LocalNeo4j(settings)
+    server = LocalNeo4j(settings) if settings.uses_local_server else None  # None: --uri, a server not ours
     ex: Executor | None = None
     graph: MemoryGraph | None = None
     ids: dict[str, int] = {}
     try:
-        fresh_home(server)
-        t0 = time.perf_counter()
-        status = ensure_server(settings)
-        rec["server_start_s"] = time.perf_counter() - t0
+        status = None
+        if server is not None:
+            fresh_home(server)
+            t0 = time.perf_counter()
+            status = ensure_server(settings)
+            rec["server_start_s"] = time.perf_counter() - t0
         rec["settings"] = {"search": settings.search.model_dump(),
                            "vector_index": settings.vector_index.model_dump(),
                            "identity": settings.identity.model_dump(), "heap_mb": args.heap_mb,
                            "pagecache_mb": args.pagecache_mb}
         log.info("size %d: server %s up (pid %s) after %.1f s", n, settings.bolt_uri, status and status.pid,
-                 rec["server_start_s"])
+                 rec.get("server_start_s", 0.0))
         ex = Executor.connect(settings)
+        if server is None:
+            require_empty(ex, settings.bolt_uri)
         graph = measure_size(n, args, settings, ex, rec, results)
-        st = server.status()
-        rec["server_rss_gb"] = st.rss_mb / 1024 if st.rss_mb else None
+        if server is not None:
+            st = server.status()
+            rec["server_rss_gb"] = st.rss_mb / 1024 if st.rss_mb else None
         rec["counts"] = graph.counts()
         ids = index_ids(ex)
         rec["complete"] = True
@@ -209,7 +230,7 @@ def run_size(n: int, args: argparse.Namespace, results: Results) -> None:
             graph.close()
         if ex is not None:
             ex.close()
-        if server.home.joinpath(MARKER).exists():
+        if server is not None and server.home.joinpath(MARKER).exists():
             if not args.keep:
                 server.stop()
                 if ids:  # the shutdown checkpoint committed every index: on-disk counts are now the live ones
@@ -252,13 +273,20 @@ def measure_size(n: int, args: argparse.Namespace, settings: Settings, ex: Execu
         rec["indexes"]["wait_after_load_s"] = wait_for_indexes(ex)
     else:
         rec["indexes"] = build_indexes(ex, settings) | {"mode": "after_load"}
-    home = settings.local.home.resolve()
-    rec["indexes"]["segments_after_build"] = vector_segments(ex, home, settings.neo4j_database)
+    # The store's files and the server process are only ours to read (and restart) on the benchmark's own server.
+    home = settings.local.home.resolve() if settings.uses_local_server else None
     vids = index_ids(ex)
-    rec["indexes"]["census_after_build"] = segment_census(vids, home, settings.neo4j_database)
-    pid = LocalNeo4j(settings).status().pid
-    rec["indexes"]["compaction"] = compaction_settings(process_cmdline(pid), ex.read("bench/vector_settings")) | {
-        "log_lines": log_lines(home)}
+
+    def on_disk(key: str) -> None:
+        if home is not None:
+            rec["indexes"][key] = segment_census(vids, home, settings.neo4j_database)
+
+    if home is not None:
+        rec["indexes"]["segments_after_build"] = vector_segments(ex, home, settings.neo4j_database)
+        pid = LocalNeo4j(settings).status().pid
+        rec["indexes"]["compaction"] = compaction_settings(process_cmdline(pid), ex.read("bench/vector_settings")) | {
+            "log_lines": log_lines(home)}
+    on_disk("census_after_build")
     results.save()
     graph = MemoryGraph.connect(settings)  # the product entry point; migrations are all recorded by now
     rec["ping"] = bench_ping(graph)
@@ -291,18 +319,19 @@ def measure_size(n: int, args: argparse.Namespace, settings: Settings, ex: Execu
     if args.write_clips and "writes" in phases:
         rec["writes"] = bench_writes(graph, corpus, args.write_clips, args.seed + 4, args.write_budget_s)
         log.info("size %d: write_memories p50 %.1f ms per clip", n, rec["writes"]["write_memories"]["p50_ms"])
-        rec["indexes"]["census_after_writes"] = segment_census(vids, home, settings.neo4j_database)
-        if args.checkpoint_restart:
+        on_disk("census_after_writes")
+        if args.checkpoint_restart and home is not None:
             rec["indexes"]["census_after_writes_checkpointed"] = checkpointed_census(settings, ex, graph, vids)
         results.save()
     if args.import_videos and args.import_clips and "import" in phases:
         rec["import"] = bench_import(graph, corpus, args.import_videos, args.import_clips, args.seed + 5)
         log.info("size %d: write_import %.0f memories/s", n, rec["import"]["memories_per_s"] or 0.0)
-        rec["indexes"]["census_after_import"] = segment_census(vids, home, settings.neo4j_database)
+        on_disk("census_after_import")
         results.save()
     rec["floor"]["end"] = floor(graph)
     rec["loadavg"]["end"] = os.getloadavg()
-    rec["indexes"]["segments_at_end"] = vector_segments(ex, settings.local.home.resolve(), settings.neo4j_database)
+    if home is not None:
+        rec["indexes"]["segments_at_end"] = vector_segments(ex, home, settings.neo4j_database)
     return graph
 
 
@@ -335,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
         print_tables(runs)
         return 0
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    if args.uri and len(sizes) > 1:  # nothing wipes a server the benchmark does not own between sizes
+        raise SystemExit("--uri measures one size (the database must be empty); run once per size")
     out = args.out or REPO / "bench" / "results" / f"run-{time.strftime('%Y%m%d-%H%M%S')}.json"
     meta = {"command": " ".join(["python -m bench.run", *(argv if argv is not None else sys.argv[1:])]),
             "python_executable": sys.executable, "git": git_state(),

@@ -19,6 +19,8 @@ with the server's memory error. Run (a scratch server; it writes bench and impor
 
     M3GRAPH_LOCAL__PORT=7719 M3GRAPH_LOCAL__HOME=/tmp/txmem M3GRAPH_LOCAL__TX_MEMORY_MAX_MB=0 m3graph db start
     M3GRAPH_LOCAL__PORT=7719 M3GRAPH_LOCAL__HOME=/tmp/txmem python -m bench.tx_memory --json /tmp/txmem.json
+
+`--smoke` is the CI size: a pickle of 4 clips x 5 memories, one session of one conversation, 500 loaded memories.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from typing import Any
 import neo4j
 import numpy as np
 
+from bench.smoke import add_smoke, apply_smoke, conversation_slice, scratch
 from m3graph.settings import Settings
 
 MIB = 1024 * 1024
@@ -111,7 +114,11 @@ def main() -> int:
                    default=Path(__file__).resolve().parents[1] / "../shared/data/conversations/locomo-41.json")
     p.add_argument("--json", type=Path, help="write the results here too")
     p.add_argument("--only", default="", help="comma-separated operations to run (default: all)")
-    args = p.parse_args()
+    add_smoke(p, "4 clips x 5 memories, one session of one conversation, 500 loaded memories")
+    args = apply_smoke(p.parse_args(), clips=4, episodic=3, semantic=2, bench_n=500)
+    if args.smoke:
+        sliced = conversation_slice(scratch("txmem"), sessions=1, questions=0, source=args.conversation.parent)
+        args.conversation = sliced / f"smoke-{args.conversation.name}"
     settings = Settings()
     auth = (settings.neo4j_user, settings.neo4j_password.get_secret_value())
     driver = neo4j.GraphDatabase.driver(settings.bolt_uri, auth=auth)
