@@ -65,7 +65,7 @@ fi
 # suite manages its own server (with NEO4J_URI set, that server's version is what the suite tested).
 compat=(tests/graph/test_schema.py tests/graph/test_search.py tests/graph/test_identity.py
         tests/graph/test_query_plans.py tests/graph/test_memories.py tests/graph/test_characters.py
-        tests/graph/test_fact_versions.py)
+        tests/graph/test_fact_versions.py tests/graph/test_guard_hostile_reads.py tests/graph/test_guard_analyst_reads.py)
 if [ "${status}" -eq 0 ] && [ $# -eq 0 ] && [ -z "${NEO4J_URI:-}" ]; then
     echo "test.sh: compatibility subset on Neo4j 5.26"
     M3GRAPH_TEST_NEO4J_VERSION=5.26 .venv/bin/python -m pytest -q -p no:cacheprovider \

@@ -3,7 +3,8 @@
 Why one place: the CLI, the MCP server options and `run_guarded` used to take raw numbers, so `--timeout 0`
 switched the server-side timeout off, `--max-rows -1` returned nothing and a negative MCP timeout only failed at
 the first tool call. Each bound here is checked by type and range when the limits are built, so a bad value is
-refused at the boundary, in one line.
+refused at the boundary, in one line. What one query may build inside an expression is bounded apart
+(`m3graph.graphdb.guard_builds`).
 """
 
 from __future__ import annotations
@@ -55,22 +56,3 @@ class GuardLimits:
         object.__setattr__(self, "timeout_s", check_timeout(self.timeout_s))
         object.__setattr__(self, "max_rows", check_max_rows(self.max_rows))
         object.__setattr__(self, "max_bytes", check_max_bytes(self.max_bytes))
-
-
-def click_timeout(_ctx: object, _param: object, value: float) -> float:
-    """Click callback: the timeout checked when the command line is parsed (exit 2, one line)."""
-    import click
-
-    try:
-        return check_timeout(value, "the value")
-    except InvalidInputError as exc:
-        raise click.BadParameter(str(exc)) from None
-
-
-def click_max_rows(_ctx: object, _param: object, value: int) -> int:
-    import click
-
-    try:
-        return check_max_rows(value, "the value")
-    except InvalidInputError as exc:
-        raise click.BadParameter(str(exc)) from None

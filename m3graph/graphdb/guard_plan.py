@@ -57,13 +57,13 @@ READ_OPERATORS = frozenset({
 # Procedures an analyst's read may call, by the name the plan resolves (lower case).
 READ_PROCEDURES = frozenset(name.lower() for name in (
     "db.labels", "db.relationshipTypes", "db.propertyKeys", "db.schema.visualization",
-    "db.schema.nodeTypeProperties", "db.schema.relTypeProperties", "db.index.vector.queryNodes",
-    "db.index.vector.queryRelationships", "db.index.fulltext.queryNodes", "db.index.fulltext.queryRelationships",
-    "dbms.components",
+    "db.schema.nodeTypeProperties", "db.schema.relTypeProperties", "db.index.fulltext.queryNodes",
+    "db.index.fulltext.queryRelationships", "dbms.components",
 ))
+# Not `db.index.vector.*` nor `vector.similarity.*`: a procedure or function that scores a caller's vector against
+# stored ones is an oracle (basis-vector probes read every stored vector back, one coordinate per call).
 # Namespaced built-in functions that compute on values (never on the database or the filesystem).
-FUNCTION_NAMESPACES = ("vector.similarity.", "point.", "date.", "datetime.", "localdatetime.", "localtime.",
-                       "time.", "duration.")
+FUNCTION_NAMESPACES = ("point.", "date.", "datetime.", "localdatetime.", "localtime.", "time.", "duration.")
 # Un-namespaced built-in functions (SHOW FUNCTIONS on 2026.09 and 5.26, lower case), less `properties`, which
 # turns a whole node into a map of all its keys (vectors included). Anything else named like a call in the plan's
 # rendering (an internal form such as `PropertiesUsingCachedProperties(...)`, a user function) is refused.
@@ -77,6 +77,9 @@ sum tail tan time timestamp toboolean tobooleanlist tobooleanornull tofloat tofl
 tointegerlist tointegerornull tolower tostring tostringlist tostringornull toupper trim type upper valuetype
 """
 BUILTIN_FUNCTIONS = frozenset(_BUILTINS.split())
+# Functions the planner itself writes for pattern predicates: `WHERE NOT (o)-[:OF]->()`, `EXISTS {(o)-[:OF]->()}`
+# and `COUNT {(o)--()}` become `getDegree((o)-[:OF]->())`, a relationship count that reads no property.
+PLANNER_FUNCTIONS = frozenset({"getdegree"})
 
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"", re.S)
 _BACKTICK = re.compile(r"`(?:[^`]|``)*`")
@@ -185,7 +188,7 @@ def _check_call(name: str, node: dict[str, Any], text: str) -> None:
     if low.startswith("properties"):
         raise PlanRefusal("vector", f"{name}() returns every property, vectors included; name the keys instead")
     if "." not in low:
-        if low in BUILTIN_FUNCTIONS:
+        if low in BUILTIN_FUNCTIONS or low in PLANNER_FUNCTIONS:
             return
         raise PlanRefusal("function", f"{name}() is not a function read_cypher allows")
     if low in READ_PROCEDURES and operator_name(node) == "ProcedureCall":

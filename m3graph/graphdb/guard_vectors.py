@@ -19,11 +19,13 @@ from m3graph.cypher import query
 from m3graph.schema.migrations import VECTOR_INDEXES
 
 FLOAT_LIST_MAX = 32
-# Labels that hold vectors in the product's graph model (README "Graph model"); the schema adds any label a
+# Labels that hold vectors in the product's graph model (docs/graph-model.md); the schema adds any label a
 # vector index is defined on.
 VECTOR_LABELS = frozenset({"Face", "Voice", "Memory", "FaceObs", "Utterance"})
 VECTOR_KEYS = frozenset({"embedding", "embeddings", "centroid", "centroid_unit", "exemplars"})
-_VECTOR_KEY = re.compile(r"embedding|^exemplar|^centroid(_unit)?$", re.I)
+# A name ENDING in "embedding(s)" is a vector key (`clip_embedding`); one that merely contains it is not
+# (`embedding_model` holds the model's name, an analyst's question).
+_VECTOR_KEY = re.compile(r"(?:^|_)embeddings?$|^exemplar|^centroid(_unit)?$", re.I)
 # Index names are identifiers in 2026's SEARCH clause (`VECTOR INDEX memory_embedding`), not property keys.
 VECTOR_INDEX_NAMES = frozenset(VECTOR_INDEXES)
 

@@ -122,6 +122,17 @@ HOSTILE: list[tuple[str, str, str]] = [
     ("block comment write", "/* read only */ CREATE (:Pwned)", "write"),
     ("unicode lookalike", "MATCH (n) RETURN n \u037e CREATE (:Pwned)", "syntax"),
     ("fullwidth keyword", "\uff23REATE (:Pwned)", "syntax"),
+    # vector oracles: a caller's vector scored against stored ones reads them back (issue 37)
+    ("vector index probe", "CALL db.index.vector.queryNodes('memory_embedding', 1000, $v) YIELD node, score "
+     "RETURN node.memory_id, score", "vector"),
+    ("vector relationship probe", "CALL db.index.vector.queryRelationships('memory_embedding', 10, $v) "
+     "YIELD relationship, score RETURN score", "vector"),
+    ("similarity of parameters", "RETURN vector.similarity.cosine($v, $v)", "vector"),
+    # expressions the server neither memory-tracks nor interrupts (issue 37): refused before they run
+    ("filter over 10^9", "RETURN size([x IN range(1, 1000000000) WHERE x % 7 = 0]) AS n", "bound"),
+    ("string doubling", "RETURN size(reduce(s = 'a', i IN range(1, 30) | s + s))", "bound"),
+    ("reduce over 10^9", "RETURN reduce(s = 0, i IN range(1, 1000000000) | s + i)", "bound"),
+    ("any over 2*10^9", "RETURN any(x IN range(1, 2000000000) WHERE x < 0)", "bound"),
     # resources
     ("cartesian timeout", "UNWIND range(1, 100000) AS a UNWIND range(1, 100000) AS b "
      "WITH a, b WHERE a * b = -1 RETURN count(*)", "timeout"),
@@ -180,7 +191,7 @@ def test_hostile_query_is_refused_and_the_graph_unchanged(graph: MemoryGraph, na
 def test_the_hostile_corpus_is_large_and_covers_every_layer() -> None:
     assert len(HOSTILE) >= 60
     assert {r for _, _, r in HOSTILE} >= {"write", "operator", "procedure", "vector", "dynamic", "syntax",
-                                          "timeout", "empty", "param"}
+                                          "timeout", "empty", "param", "bound"}
 
 
 # Forms that must be refused or return no vector value in any shape.
@@ -221,7 +232,7 @@ def test_no_vector_value_leaves_in_any_shape(graph: MemoryGraph) -> None:
     assert outcomes[4:-1] == ["refused"] * (len(VECTOR_FORMS) - 5)
     out = _run(graph, VECTOR_FORMS[0])
     assert out.rows[0]["m"]["text"] == "the kettle boils"
-    assert not {"embedding", "embedding_model"} & set(out.rows[0]["m"])
+    assert "embedding" not in out.rows[0]["m"]
     face = _run(graph, VECTOR_FORMS[3]).rows[0]["f"]
     assert face["centroid_norm"] == 1.0 and not {"centroid", "centroid_unit", "exemplars"} & set(face)
 
@@ -258,9 +269,10 @@ def test_analyst_reads_still_work(graph: MemoryGraph) -> None:
     assert _run(graph, "SHOW CONSTRAINTS YIELD name RETURN count(*) AS n").rows[0]["n"] > 0
     assert _run(graph, "SHOW PROCEDURES YIELD name RETURN count(*) AS n").rows[0]["n"] > 0
     assert _run(graph, "SHOW FUNCTIONS YIELD name RETURN count(*) AS n").rows[0]["n"] > 0
-    hits = _run(graph, "CALL db.index.vector.queryNodes('memory_embedding', 3, $v) YIELD node, score "
-                       "RETURN node.memory_id AS id, score", params={"v": v}).rows
-    assert hits and hits[0]["id"] == "guard-m" and hits[0]["score"] > 0.99
+    with pytest.raises(GuardedCypherError) as info:  # an oracle (issue 37): search by text with the search tools
+        _run(graph, "CALL db.index.vector.queryNodes('memory_embedding', 3, $v) YIELD node, score "
+                    "RETURN node.memory_id AS id, score", params={"v": v})
+    assert info.value.reason == "vector"
     ft = _run(graph, "CALL db.index.fulltext.queryNodes('memory_text', 'kettle') YIELD node, score "
                      "RETURN node.memory_id AS id, score").rows
     assert [r["id"] for r in ft] == ["guard-m"]
