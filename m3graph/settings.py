@@ -674,6 +674,10 @@ class ChatConfig(BaseModel):
     max_file_mb: int = Field(64, ge=1, description="A larger chat or transcript file is refused (checked while "
                                                    "it is read).")
     max_turns: int = Field(200_000, ge=1, description="A chat file of more turns is refused.")
+    speech_facts: bool = Field(False, description=(
+        "Derive versioned facts from what speakers say about themselves (\"I moved to Porto\" by Nora -> a fact "
+        "about Nora; m3graph/speech_statements.py). Off by default until its precision on held-out chat lines is "
+        "higher (docs/facts.md, \"Statements from speech\")."))
 
 
 class FilesConfig(BaseModel):

@@ -18,7 +18,8 @@ Forms read (leftmost relation phrase wins; anything else is None):
   A capitalised title ("The Wheel of Time was written in ..." / "... is a novel") is read as a subject instead.
 - "The A that S verbs is V" (subject first: "The type of music that John McVie plays") and "The A that verbs S
   is V" (verb first: "The company that produced Ford F-Series").
-- "S's A is V" (possessive noun; "Marco's dog is called Biscuit" → subject "Marco's dog", attribute "name").
+- "S's A is V" (possessive noun; "Marco's dog is called Biscuit" → subject "Marco's dog", attribute "name"); an
+  attribute holding "and"/"or" is two subjects, not an attribute ("Jon's studio and other schools are ...").
 - "S <relation> V" from a fixed table: was born/died/founded/created in, was founded/written/performed by,
   is associated/affiliated with the sport/religion of, is a citizen of, is employed by, is married to, is famous
   for, speaks/plays the language/position of, lives in, moved/relocated to, works as/at/for/in, is called,
@@ -43,7 +44,9 @@ fold ("likes" → "like", "headquarters" → "headquarter"), "favorite/color" �
 map to one key: married to/husband/wife → "spouse", lives in/resides in/moved to/relocated to → "live in",
 works at/for → "employed by", called/named → "name", CEO → "chief executive officer".
 
-None (stays free text): questions, turn lines ("Ann <speaker_3>: ..."), first or second person, pronoun subjects
+None (stays free text): questions, turn lines ("Ann <speaker_3>: ..."), first or second person (a chat turn's
+"I"/"my"/"you" are rewritten into the speaker or addressee by `m3graph.speech_statements`, which then calls
+this parser: one grammar for both), pronoun subjects
 (he/she/they/my sister: unresolved), several subjects ("Ann and Bob"), sentences with a second clause (but,
 because, said that, "and Bob lives ..."), a remaining "not", modal or future verbs, and any form not listed.
 Not read yet: the inverse "Stockholm is the capital of Sweden", "S switched to V", "S is in V".
@@ -115,6 +118,7 @@ def _verb_forms(verb: str) -> set[str]:
     return {verb, verb + "s", verb + "es", stem + "ed", verb + "d"}
 
 
+MULTI_VERBS = _MULTI_VERBS  # the preference/possession verbs (speech_statements reads their progressives)
 _LEMMA = {form: v for v in _MULTI_VERBS for form in _verb_forms(v)} | _IRREGULAR
 _MULTI_PATTERN = "|".join(sorted((re.escape(f) for f in _LEMMA), key=len, reverse=True))
 # relation phrases that follow the subject: (phrase, functional, changed); leftmost match wins, then list order
@@ -312,9 +316,9 @@ def parse_statement(text: str) -> Statement | None:
         named = re.match(r"^(?:called|named|known as) (.+)$", value)  # "Marco's dog is called Biscuit"
         if named:
             subject, attribute, value = f"{subject}'s {attribute}", "name", named.group(1)
-        if _is_name(subject) and _is_value(value):
+        if _is_name(subject) and _is_value(value) and not re.search(r"\b(?:and|or)\b", attribute):
             return Statement(subject, attribute, value, negated, changed, True)
-        return None
+        return None  # "Jon's dance studio and some other schools are ...": two subjects, not an attribute
     if relation:
         subject, phrase, value = text[:relation.start()], relation.group(1), text[relation.end():]
         functional, marks_change = next((f, c) for p, f, c in _RELATION_PARTS if p.fullmatch(phrase))

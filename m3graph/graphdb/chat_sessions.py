@@ -5,10 +5,24 @@ name maps to a speaker key); this module owns how that lands in the graph, so a 
 path, whoever calls it (`m3graph ingest-chat`, the MCP `remember`/`ingest_chat` tools).
 Speaker entity ids are allocated inside the transaction, under a per-source lock, and the memories' text is
 rendered only then (`render` receives name -> entity id), because `<speaker_N>` tags need the ids.
+
+Statements from speech (`m3graph.speech_statements`, with `chat.speech_facts` on): each turn memory ("Nora <speaker_5>: I moved to Porto")
+also gets one derived SEMANTIC memory per statement it makes ("Nora <speaker_5> moved to Porto."), written in
+the same `write_clip_memories` call, so a chat ingested without a model still gets versioned slots. Why a
+derived memory and not a slot on the turn itself: a turn may state several things (one memory holds one slot),
+and a turn is episodic, never superseded; a superseded turn would hide everything else it said. The derived
+memory goes through the one write path every semantic fact takes (slots, named things, dedup against the
+source's facts, versions), carries the turn's `source_ids`, times and embedding (the turn's words, which the
+statement restates: search finds both), and is supported by the session's clip: re-ingesting skips the stored
+session and changes nothing, deleting the clip retracts what it derived and recomputes the slots. The subject is
+the speaker's name with the speaker's tag after it, the form a memorizer's facts about a speaker take, so speech
+and `--memorize` facts share one slot and `history <source> Nora` finds them (by name, or through the
+speaker's character).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 
 from m3graph.graphdb.characters import refresh_characters
@@ -21,11 +35,35 @@ from m3graph.graphdb.memories import write_clip_memories
 from m3graph.graphdb.types import ClipInfo, MemoryIn, clip_key
 from m3graph.observations import FaceCluster, VoiceCluster
 from m3graph.settings import Settings
+from m3graph.speech_statements import read_turn
 
 # (speaker name -> entity id, photo face label -> entity id, face entity id -> its known name,
 #  audio file voice label -> entity id) -> the memories
 RenderMemories = Callable[[Mapping[str, int], Mapping[int, int], Mapping[int, str], Mapping[int, int]],
                           list[MemoryIn]]
+
+
+_TURN = re.compile(r"^(.+?) <speaker_(\d+)>: (.+)$", re.S)
+
+
+def speech_memories(memories: Sequence[MemoryIn], ids: Mapping[str, int]) -> list[MemoryIn]:
+    """The statements the session's turn memories make, as semantic memories about their speaker (or, with
+    exactly two speakers, the addressee); see the module docstring."""
+    tags = {name: f"<speaker_{i}>" for name, i in ids.items()}
+    out: list[MemoryIn] = []
+    for m in memories:
+        turn = _TURN.match(m.text) if m.kind == "episodic" else None
+        if turn is None or tags.get(turn.group(1)) != f"<speaker_{turn.group(2)}>":
+            continue
+        speaker = turn.group(1)
+        others = [n for n in ids if n != speaker]
+        addressee = others[0] if len(others) == 1 else None
+        for said in read_turn(turn.group(3), speaker, addressee):
+            owner = said.person.split("'s ", 1)[0]  # "Nora's sister" (a pronoun's antecedent) is tagged as Nora's
+            tag = tags.get(owner)
+            text = said.sentence if tag is None else f"{owner} {tag}{said.sentence[len(owner):]}"
+            out.append(m.model_copy(update={"kind": "semantic", "text": text}))
+    return out
 
 
 def write_session(ex: Executor, settings: Settings, source_id: str, session_key: str, clip: ClipInfo,
@@ -66,7 +104,9 @@ def write_session(ex: Executor, settings: Settings, source_id: str, session_key:
                speakers=[{"key": speaker_keys[n], "source": speaker_keys[n].split("|", 1)[0],
                           "name": speaker_keys[n].split("|", 1)[1], "as_name": n, "entity_id": ids[n],
                           "turns": turns_by_speaker.get(n, 0)} for n in names])
-        write_clip_memories(tx, settings, source_id, clip.clip_index, render(ids, face_ids, known, voice_ids))
+        memories = render(ids, face_ids, known, voice_ids)
+        derived = speech_memories(memories, ids) if settings.chat.speech_facts else []
+        write_clip_memories(tx, settings, source_id, clip.clip_index, [*memories, *derived])
         if files is not None:  # the files the session shares, linked to its memories (graphdb/files.py)
             files.write(tx, clip_key(source_id, clip.clip_index))
         set_state_tx(tx, source_id, clip.clip_index, ClipState.MEMORIZED)

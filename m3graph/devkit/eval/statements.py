@@ -9,6 +9,16 @@ The sample (`data/statements.jsonl`) was labelled by hand before the parser was 
 MemoryAgentBench FactConsolidation, the rest chat and video memories in varied wording, plus sentences that
 must not parse (`"none": true`). Lines with `"split": "after"` were written after the parser, as a small check
 on wording it was not written against.
+
+Speech (`data/speech_statements.jsonl`, `measure_speech`; `m3graph eval statements --data <that file>` picks it
+up by its `speaker` field): 220 real sentences, each with its speaker and addressee, read by
+`m3graph.speech_statements.read_turn`. 120 from the LoCoMo dev conversations (../shared/data/conversations)
+whose sentence holds an I/my/you word (seed 38) and 40 more that start with I/My/I'm/I've (seed 3838), then 60
+user sentences of the BEAM dev chats (../shared/data/beam, seed 38); turns that any question cites as
+evidence, and messages the BEAM probing questions cite, were left out before sampling. Each line was labelled
+by hand (its statements, or none) before the speech rules were written; `split` "dev" lines were looked at while
+writing them, "held" lines were scored only at the end. A line may state several things: a parsed statement is
+right when its slot matches one of the line's labels.
 """
 
 from __future__ import annotations
@@ -17,9 +27,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from m3graph.speech_statements import read_turn
 from m3graph.statements import normalise_name, parse_statement
 
 SAMPLE = Path(__file__).parent / "data" / "statements.jsonl"
+SPEECH_SAMPLE = Path(__file__).parent / "data" / "speech_statements.jsonl"
 _KEYS = ("subject", "attribute_key", "value", "functional", "negated", "changed")
 
 
@@ -56,16 +68,22 @@ def _load(path: Path) -> list[dict[str, object]]:
         row = json.loads(line)
         if not isinstance(row, dict) or not isinstance(row.get("text"), str):
             raise ValueError(f"{path}:{number}: each line must be an object with a text")
-        if not row.get("none") and any(key not in row for key in _KEYS):
+        labels = row.get("statements", [row]) if "speaker" in row else [] if row.get("none") else [row]
+        if not isinstance(labels, list) or any(not isinstance(x, dict) or any(k not in x for k in _KEYS)
+                                                for x in labels):
             raise ValueError(f"{path}:{number}: a statement needs {', '.join(_KEYS)}")
         rows.append(row)
     return rows
 
 
 def measure(path: Path | None = None, split: str | None = None) -> StatementReport:
-    """Parse every labelled line and count; `split` keeps only lines of that split ("after")."""
+    """Parse every labelled line and count; `split` keeps only lines of that split ("after"). A sample of
+    speech (lines with a `speaker`) is measured by `measure_speech`."""
+    rows = _load(path or SAMPLE)
+    if rows and all("speaker" in r for r in rows):
+        return measure_speech(rows, split)
     report = StatementReport()
-    for row in _load(path or SAMPLE):
+    for row in rows:
         if split is not None and row.get("split") != split:
             continue
         text = str(row["text"])
@@ -98,6 +116,44 @@ def measure(path: Path | None = None, split: str | None = None) -> StatementRepo
             report.correct_markers += 1
         else:
             report.errors.append(f"wrong markers: {text!r} -> negated {got.negated}, changed {got.changed}")
+    return report
+
+
+def measure_speech(rows: list[dict[str, object]] | None = None, split: str | None = None) -> StatementReport:
+    """Read every sentence as its speaker's turn; `expected` counts labelled statements, `parsed` those found
+    in the right slot or found at all (a statement read into a slot no label names is a wrong slot, or a false
+    parse on a line labelled with none)."""
+    report = StatementReport()
+    for row in rows if rows is not None else _load(SPEECH_SAMPLE):
+        if split is not None and row.get("split") != split:
+            continue
+        text, labels = str(row["text"]), list(row.get("statements") or [])  # type: ignore[call-overload]
+        addressee = row.get("addressee")
+        got = read_turn(text, str(row["speaker"]), str(addressee) if addressee else None)
+        if not labels:
+            report.none_expected += 1
+            report.none_correct += not got
+            report.false_parse += len(got)
+            report.errors += [f"parsed, expected None: {text!r} -> {g.statement.slot_key}" for g in got]
+            continue
+        report.expected += len(labels)
+        slots = {(normalise_name(str(x["subject"])), x["attribute_key"], x["functional"]): x for x in labels}
+        found = {(g.statement.subject_key, g.statement.attribute_key, g.statement.functional): g for g in got}
+        report.parsed += min(len(got), len(labels))
+        report.missed += max(0, len(labels) - len(got))
+        report.false_parse += max(0, len(got) - len(labels))
+        for key, g in found.items():
+            label = slots.get(key)
+            if label is None:
+                report.wrong_slot += 1
+                report.errors.append(f"wrong slot: {text!r} -> {g.statement.slot_key}")
+                continue
+            report.correct_slot += 1
+            report.correct_value += g.statement.value_key == normalise_name(str(label["value"]))
+            report.correct_markers += (g.statement.negated, g.statement.changed) == (label["negated"],
+                                                                                    label["changed"])
+        if len(got) < len(labels):
+            report.errors.append(f"missed {len(labels) - len(got)}: {text!r}")
     return report
 
 
