@@ -21,38 +21,17 @@ from m3graph.cli.db import db
 from m3graph.cli.evaluate import evaluate
 from m3graph.cli.exit_codes import report
 from m3graph.cli.explore import explore
-from m3graph.cli.labelled import identity_video
+from m3graph.cli.ingest import ingest
 from m3graph.cli.mcp import mcp as mcp_command
 from m3graph.cli.model import model
 from m3graph.cli.reasoning import ask, memorize
 from m3graph.cli.reembed import reembed
-from m3graph.graphdb.types import ClipResult, check_video_id
+from m3graph.cli.session import make_service, open_graph
+from m3graph.service.results import ClipHit
 from m3graph.settings import Settings, load_settings
 
 
-def _graph(settings: Settings):  # type: ignore[no-untyped-def]
-    from m3graph.graphdb.store import MemoryGraph
-    from m3graph.localserver.server import ensure_server
-
-    ensure_server(settings)
-    return MemoryGraph.connect(settings)
-
-
-def _service(settings: Settings, graph, embedder=None):  # type: ignore[no-untyped-def]
-    """The application service over an open graph: every command below only builds its request."""
-    from m3graph.reasoning.control import controller_factory
-    from m3graph.service import MemoryService
-
-    def embedder_factory():  # type: ignore[no-untyped-def]
-        from m3graph.embedding import text_embedder
-
-        return embedder if embedder is not None else text_embedder(settings)
-
-    return MemoryService(settings, graph, embedder_factory=embedder_factory,
-                         controller_factory=controller_factory(settings, graph))
-
-
-def print_results(results: Sequence[ClipResult]) -> None:
+def print_results(results: Sequence[ClipHit]) -> None:
     """Memories grouped by clip, tags rendered as <character_K>; clips best first, each with the relevance it was
     ranked by (and its best memory's cosine, which alone would not explain the order)."""
     if not results:
@@ -82,7 +61,6 @@ db.add_command(browser)
 main.add_command(db)
 main.add_command(ask)
 main.add_command(memorize)
-evaluate.add_command(identity_video)
 main.add_command(evaluate)
 main.add_command(model)
 main.add_command(explore)
@@ -92,19 +70,18 @@ main.add_command(clips)
 main.add_command(calibrate)
 main.add_command(cypher_command)
 main.add_command(mcp_command)
+main.add_command(ingest)
 
 
 @main.command()
 @click.pass_obj
 def migrate(settings: Settings) -> None:
     """Apply schema migrations (also done automatically on connect)."""
-    from m3graph.graphdb.executor import Executor
     from m3graph.localserver.server import ensure_server
-    from m3graph.schema import apply_migrations
+    from m3graph.service.store import migrate as apply_migrations
 
     ensure_server(settings)
-    with Executor.connect(settings) as ex:
-        ran = apply_migrations(ex, settings)
+    ran = apply_migrations(settings)
     click.echo(f"applied migrations: {ran or 'none (schema up to date)'}")
 
 
@@ -116,8 +93,8 @@ def stats(settings: Settings, video_id: str | None) -> None:
     from m3graph.service import StatsRequest
 
     request = StatsRequest(video=video_id)
-    with _graph(settings) as graph:
-        click.echo(json.dumps(_service(settings, graph).stats(request), indent=2))
+    with open_graph(settings) as graph:
+        click.echo(json.dumps(make_service(settings, graph).stats(request).counts, indent=2))
 
 
 @main.command()
@@ -129,6 +106,8 @@ def stats(settings: Settings, video_id: str | None) -> None:
 @click.option("--threshold", type=float, default=None,
               help="Floor on the vector cosine (default: measured for the text model).")
 @click.option("--character", "characters", multiple=True, type=int, help="Scope to memories of character K.")
+@click.option("--speaker", "speakers", multiple=True,
+              help="Only lines said by this conversation speaker (a full or first name; repeatable).")
 @click.option("--since", type=click.DateTime(), default=None, help="Only clips that started at or after (UTC).")
 @click.option("--until", type=click.DateTime(), default=None, help="Only clips that started before (UTC).")
 @click.option("--as-of", "as_of", default=None,
@@ -137,8 +116,9 @@ def stats(settings: Settings, video_id: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (the MCP tool search_memory's).")
 @click.pass_obj
 def search(settings: Settings, query: str, videos: tuple[str, ...], before_clip: int | None, mode: str,
-           top_k: int | None, threshold: float | None, characters: tuple[int, ...], since: datetime | None,
-           until: datetime | None, as_of: str | None, all_versions: bool, as_json: bool) -> None:
+           top_k: int | None, threshold: float | None, characters: tuple[int, ...], speakers: tuple[str, ...],
+           since: datetime | None, until: datetime | None, as_of: str | None, all_versions: bool,
+           as_json: bool) -> None:
     """Search memory like the controller does (search_clip or search_node).
 
     A <character_K> tag in QUERY scopes the search to that character, like --character K.
@@ -146,15 +126,14 @@ def search(settings: Settings, query: str, videos: tuple[str, ...], before_clip:
     from m3graph.service import SearchRequest
 
     request = SearchRequest(query=query, videos=videos or None, before_clip=before_clip, mode=mode, k=top_k,
-                            threshold=threshold, characters=characters, since=since, until=until, as_of=as_of,
-                            all_versions=all_versions)
-    with _graph(settings) as graph:
-        service = _service(settings, graph)
-        if as_json:
-            click.echo(json.dumps(service.search(request), ensure_ascii=False, indent=2))
-            return
-        results = service.search_results(request)
-    print_results(results)
+                            threshold=threshold, characters=characters, speakers=speakers, since=since, until=until,
+                            as_of=as_of, all_versions=all_versions)
+    with open_graph(settings) as graph:
+        result = make_service(settings, graph).search(request)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+        return
+    print_results(result.clips)
 
 
 @main.command()
@@ -168,18 +147,18 @@ def history(settings: Settings, video: str, subject: str, attribute: str | None,
     from m3graph.service import HistoryRequest
 
     request = HistoryRequest(video=video, subject=subject, attribute=attribute, k=k)
-    with _graph(settings) as graph:
-        out = _service(settings, graph).history(request)
-    if not out["slots"]:
+    with open_graph(settings) as graph:
+        out = make_service(settings, graph).history(request)
+    if not out.slots:
         click.echo(f"no facts about {subject!r} in {video}")
-    for slot in out["slots"]:
-        click.echo(f"{slot['subject']} · {slot['attribute']}")
-        for v in slot["versions"]:
-            state = "now" if v["current"] else v.get("superseded", "superseded")
-            said = ", ".join(v["said_in"])
-            not_ = "not " if v["negated"] else ""
-            extra = f"; contradicts {', '.join(v['contradicts'])}" if v.get("contradicts") else ""
-            click.echo(f"  - {not_}{v['value']}  (said in {said}; {state}{extra})")
+    for slot in out.slots:
+        click.echo(f"{slot.subject} · {slot.attribute}")
+        for v in slot.versions:
+            state = "now" if v.current else (v.superseded or "superseded")
+            said = ", ".join(v.said_in)
+            not_ = "not " if v.negated else ""
+            extra = f"; contradicts {', '.join(v.contradicts)}" if v.contradicts else ""
+            click.echo(f"  - {not_}{v.value}  (said in {said}; {state}{extra})")
 
 
 @main.command("correct-fact")
@@ -192,9 +171,9 @@ def correct_fact(settings: Settings, memory_id: str, state: str, note: str | Non
     from m3graph.service import CorrectFactRequest
 
     request = CorrectFactRequest(memory_id=memory_id, state=state, note=note)
-    with _graph(settings) as graph:
-        click.echo(json.dumps(_service(settings, graph).correct_fact(request, via="cli"), ensure_ascii=False,
-                              indent=2, default=str))
+    with open_graph(settings) as graph:
+        click.echo(json.dumps(make_service(settings, graph).correct_fact(request, via="cli").to_json(),
+                              ensure_ascii=False, indent=2, default=str))
 
 
 @main.command()
@@ -203,10 +182,10 @@ def correct_fact(settings: Settings, memory_id: str, state: str, note: str | Non
 def demo(settings: Settings, video_id: str | None) -> None:
     """Main job on the embedded default: start Neo4j, load a generated memory, run searches."""
     from m3graph.embedding import text_embedder
-    from m3graph.graphdb.store import MemoryGraph
     from m3graph.ingest.demo import BEFORE_THE_CHANGE, CHANGING_FACT, DEMO_VIDEO, QUESTIONS, demo_request, load_demo
     from m3graph.localserver.server import ensure_server
-    from m3graph.service import SearchRequest
+    from m3graph.service import SearchRequest, StatsRequest
+    from m3graph.service.store import connect
 
     video_id = video_id or DEMO_VIDEO
     status = ensure_server(settings)
@@ -216,55 +195,31 @@ def demo(settings: Settings, video_id: str | None) -> None:
         how = "reused" if status.reused else f"started in {status.startup_s or 0:.1f} s"
         click.echo(f"local Neo4j at {status.bolt_uri} ({how}, pid {status.pid})")
     embedder = text_embedder(settings)
-    with MemoryGraph.connect(settings) as graph:
+    with connect(settings) as graph:
         result = load_demo(graph, embedder, video_id)
-        chars = graph.characters_of([*result.faces.values(), *result.voices.values()])
+        service = make_service(settings, graph, embedder)
+        chars = service.evidence.characters_of([*result.faces.values(), *result.voices.values()])
         click.echo(f"loaded {result.clips} clips of {video_id}")
         for name in result.faces:
             face, voice = result.faces[name], result.voices.get(name)
             voice_txt = f", <voice_{voice}> -> <character_{chars[voice]}>" if voice is not None else ""
             click.echo(f"  {name}: <face_{face}> -> <character_{chars[face]}>{voice_txt}")
-        service = _service(settings, graph, embedder)
         for question in QUESTIONS:
             click.echo(f"\nQ: {question}")
-            print_results(service.search_results(demo_request(question, video_id)))
+            print_results(service.search(demo_request(question, video_id)).clips)
         click.echo(f"\nA fact that changed. Q: {CHANGING_FACT}")
         for label, as_of in (("now", None), (f"as of CLIP_{BEFORE_THE_CHANGE}", f"{video_id}#{BEFORE_THE_CHANGE}")):
             request = SearchRequest(query=CHANGING_FACT, videos=(video_id,), mode="node", k=1, as_of=as_of)
-            facts = [m for r in service.search_results(request) for m in r.memories]
+            facts = [m for r in service.search(request).clips for m in r.memories]
             click.echo(f"  {label}: " + ("; ".join(m.marked_text for m in facts) or "(nothing)"))
         click.echo("\nname -> character lookups:")
         for name in ("Lily", "Jack", "Mia"):
-            found = graph.search.characters_named(name, [video_id])
-            click.echo(f"  {name}: " + (", ".join(f"<character_{c}> ({n} memories)" for c, n in found) or "none"))
-        click.echo("\ncounts: " + json.dumps(graph.counts(video_id)))
+            found = service.evidence.characters_named(name, [video_id])
+            click.echo(f"  {name}: " + (", ".join(f"<character_{c.char_id}> ({c.mentions} memories)" for c in found)
+                                        or "none"))
+        click.echo("\ncounts: " + json.dumps(service.stats(StatsRequest(video=video_id)).counts))
         click.echo(f"Browse it: `m3graph explore` (the analysts' web app), `m3graph db browser` (Neo4j Browser) or "
                    f"Bloom at {settings.bolt_uri} (user {settings.neo4j_user}, the password in NEO4J_PASSWORD).")
-
-
-@main.command()
-@click.argument("videos", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--live", "live_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Also ingest clips as they appear in this directory (Ctrl-C to stop).")
-@click.option("--celery/--in-process", "use_celery", default=False, show_default=True,
-              help="Queue on Redis for `m3graph worker` processes, or run in this process.")
-@click.option("--video-id", default=None, help="Id for a single video (default: the file name stem).")
-@click.pass_obj
-def ingest(settings: Settings, videos: tuple[Path, ...], live_dir: Path | None, use_celery: bool,
-           video_id: str | None) -> None:
-    """Ingest videos: 30 s clips -> faces and voices -> entities -> memories, with progress per clip."""
-    from m3graph.ingest.ingest_cli import run_ingest
-
-    if not videos and live_dir is None:
-        raise click.UsageError("give at least one VIDEO or --live DIR")
-    if video_id and len(videos) > 1:
-        raise click.UsageError("--video-id names one video: give one VIDEO (or only --live)")
-    if video_id is not None:
-        check_video_id(video_id)
-    runner = None
-    if use_celery:
-        from m3graph.tasks.follow import run_celery as runner
-    run_ingest(settings, list(videos), live_dir, runner, video_id)
 
 
 @main.command()
@@ -294,8 +249,8 @@ def delete_clip(settings: Settings, video_id: str, clip_index: int) -> None:
     from m3graph.service import DeleteRequest
 
     request = DeleteRequest(kind="clip", video=video_id, clip=clip_index)
-    with _graph(settings) as graph:
-        _service(settings, graph).delete(request)
+    with open_graph(settings) as graph:
+        make_service(settings, graph).delete(request)
     click.echo(f"deleted clip {clip_index} of {video_id}")
 
 
@@ -306,8 +261,8 @@ def delete_video(settings: Settings, video_id: str) -> None:
     from m3graph.service import DeleteRequest
 
     request = DeleteRequest(kind="video", video=video_id)
-    with _graph(settings) as graph:
-        n = _service(settings, graph).delete(request)["clips"]
+    with open_graph(settings) as graph:
+        n = make_service(settings, graph).delete(request).clips
     click.echo(f"deleted video {video_id} ({n} clips)")
 
 
@@ -318,8 +273,8 @@ def delete_character(settings: Settings, char_id: int) -> None:
     from m3graph.service import DeleteRequest
 
     request = DeleteRequest(kind="character", char_id=char_id)
-    with _graph(settings) as graph:
-        summary = _service(settings, graph).delete(request)["summary"]
+    with open_graph(settings) as graph:
+        summary = make_service(settings, graph).delete(request).summary
     click.echo(f"deleted character {char_id}: {summary}")
 
 
@@ -333,7 +288,7 @@ def import_m3(settings: Settings, path: Path, video_id: str, replace: bool) -> N
     from m3graph.embedding import text_embedder
     from m3graph.ingest.m3_import import import_pickle
 
-    with _graph(settings) as graph:
+    with open_graph(settings) as graph:
         summary = import_pickle(graph, path, video_id, text_embedder(settings), replace=replace)
     click.echo(str(summary))
 

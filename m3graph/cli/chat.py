@@ -41,14 +41,14 @@ def ingest_chat(settings: Settings, files: tuple[Path, ...], source_id: str | No
     new. Files that turns share (PDF, text, DOCX, CSV/XLSX, SVG charts, images, audio) are stored with
     surrogate memories; a bad file is reported on its own and the rest is ingested.
     """
-    from m3graph.cli import _graph
+    from m3graph.cli.session import open_graph
     from m3graph.embedding import text_embedder
-    from m3graph.graphdb.types import check_video_id
     from m3graph.ingest.chat.facts_list import FactsMemorizer
     from m3graph.ingest.chat.formats import detect_format, load_conversation
     from m3graph.ingest.chat.ingest import ingest_conversation
     from m3graph.ingest.chat.memorize_session import make_session_memorizer
     from m3graph.ingest.chat.parsing import ReadLimits
+    from m3graph.service import check_video_id
 
     if source_id is not None:
         check_video_id(source_id)
@@ -71,7 +71,7 @@ def ingest_chat(settings: Settings, files: tuple[Path, ...], source_id: str | No
     embedder = text_embedder(settings)
     summaries = []
     try:
-        with _graph(settings) as graph:
+        with open_graph(settings) as graph:
             for conv, facts in convs:  # a facts list needs no model: each fact is one semantic memory
                 root = files_root or _default_root(Path(conv.path or "."))
                 summary = ingest_conversation(graph, conv, embedder, FactsMemorizer() if facts else memorizer,

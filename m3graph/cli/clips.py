@@ -1,4 +1,4 @@
-"""`m3graph clips VIDEO`: each clip's progress as the graph records it (m3graph/graphdb/clip_state.py)."""
+"""`m3graph clips VIDEO`: each clip's progress as the graph records it (`MemoryService.evidence.clip_states`)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from m3graph.settings import Settings
 @click.pass_obj
 def clips(settings: Settings, video_id: str) -> None:
     """Show every clip of a video with its state (planned, perceived, resolved, memorized, *_failed) and why."""
-    from m3graph.cli import _graph
+    from m3graph.cli.session import open_graph
     from m3graph.errors import NotFoundError
+    from m3graph.service import MemoryService
 
-    with _graph(settings) as graph:
-        states = graph.clip_states(video_id)
+    with open_graph(settings) as graph:
+        states = MemoryService(settings, graph).evidence.clip_states(video_id)
     if not states:
         raise NotFoundError(f"video {video_id} has no clips in the graph")
     for p in states:

@@ -1,4 +1,4 @@
-"""`m3graph cypher "QUERY" [--param k=v]`: guarded read-only Cypher (m3graph/graphdb/guarded.py) from a shell."""
+"""`m3graph cypher "QUERY" [--param k=v]`: guarded read-only Cypher (m3graph/service/guarded.py) from a shell."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import json
 
 import click
 
-from m3graph.graphdb.guard_limits import GuardLimits, click_max_rows, click_timeout
+from m3graph.cli.guard_options import click_max_rows, click_timeout
+from m3graph.service.guarded import GuardLimits
 from m3graph.settings import Settings
 
 
@@ -32,13 +33,12 @@ def _param(raw: str) -> tuple[str, object]:
 @click.pass_obj
 def cypher(settings: Settings, query: str, params: tuple[str, ...], timeout_s: float, max_rows: int) -> None:
     """Run a READ-ONLY Cypher query through the guard; prints one JSON object per row (embeddings hidden)."""
-    from m3graph.cli import _graph
-    from m3graph.graphdb.guarded import run_guarded
+    from m3graph.cli.session import open_graph
+    from m3graph.service.guarded import read_cypher
 
     values = dict(_param(p) for p in params)
-    with _graph(settings) as graph:
-        out = run_guarded(graph.ex.driver, graph.ex.database, query, values,
-                          limits=GuardLimits(timeout_s=timeout_s, max_rows=max_rows))
+    with open_graph(settings) as graph:
+        out = read_cypher(graph, query, values, GuardLimits(timeout_s=timeout_s, max_rows=max_rows))
     for row in out.rows:
         click.echo(json.dumps(row, default=str))
     for note in out.notes:

@@ -1,4 +1,4 @@
-"""How the `m3graph` command ends: one line on stderr and a documented exit status (README "Exit codes").
+"""How the `m3graph` command ends: one line on stderr and a documented exit status (docs/cli.md "Exit codes").
 
 Every error a user can cause is an `M3GraphError` subclass whose message names the input; this module turns it,
 and the few library errors that can still reach the top (a missing or unreadable file, a pydantic validation

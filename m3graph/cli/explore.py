@@ -8,6 +8,7 @@ configured for the control role and, for a local model, its file is present.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -65,10 +66,9 @@ def explore(settings: Settings, host: str, port: int, allow_remote: bool, hosts:
 
     import uvicorn
 
+    from m3graph.cli.session import open_graph
     from m3graph.explore.app import create_app
     from m3graph.explore.security import new_token
-    from m3graph.graphdb.store import MemoryGraph
-    from m3graph.localserver.server import ensure_server
     from m3graph.reasoning.control import controller_factory
     from m3graph.service import MemoryService
 
@@ -76,10 +76,9 @@ def explore(settings: Settings, host: str, port: int, allow_remote: bool, hosts:
     why_not = "--no-model" if no_model else ask_unavailable(settings)
     if why_not:
         click.echo(f"note: Ask is not offered: {why_not}", err=True)
-    ensure_server(settings)
-    graph = MemoryGraph.connect(settings)
+    graph = open_graph(settings)
 
-    def embedder_factory():  # type: ignore[no-untyped-def]
+    def embedder_factory() -> Any:
         from m3graph.embedding import text_embedder
 
         return text_embedder(settings)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from m3graph.graphdb.guard_limits import click_max_rows, click_timeout
+from m3graph.cli.guard_options import click_max_rows, click_timeout
 from m3graph.settings import Settings
 
 TOKEN_ENV = "M3GRAPH_MCP_TOKEN"
@@ -49,8 +49,7 @@ def mcp(ctx: click.Context, http_spec: str | None, read_only: bool, files_roots:
         from m3graph.mcp.service import McpService
     except ImportError as exc:
         raise click.ClickException(f"{exc}; install the MCP extra: pip install 'm3graph[mcp]'") from None
-    from m3graph.graphdb.store import MemoryGraph
-    from m3graph.localserver.server import ensure_server
+    from m3graph.cli.session import open_graph
     from m3graph.reasoning.control import controller_factory
 
     http = parse_http(http_spec) if http_spec else None
@@ -59,8 +58,7 @@ def mcp(ctx: click.Context, http_spec: str | None, read_only: bool, files_roots:
                                "machines (the bearer token is then all that guards your memory)")
     token = settings.mcp_token or (new_token() if http else None)
 
-    ensure_server(settings)
-    graph = MemoryGraph.connect(settings)
+    graph = open_graph(settings)
     try:
         service = McpService(settings, graph, files_roots=files_roots, use_celery=use_celery,
                              cypher_timeout_s=cypher_timeout, cypher_max_rows=cypher_max_rows,

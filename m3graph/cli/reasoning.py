@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
 from m3graph.settings import Settings
 
+if TYPE_CHECKING:
+    from m3graph.ingest.pipeline import Memorizer
+    from m3graph.reasoning.control import AnswerTrace
 
-def print_trace(trace) -> None:  # type: ignore[no-untyped-def]
+
+def print_trace(trace: AnswerTrace) -> None:
     """Rounds, queries and the evidence shown to the model, then the answer."""
     for r in trace.rounds:
         head = f"round {r.index + 1}: {r.action}"
@@ -39,12 +44,12 @@ def print_trace(trace) -> None:  # type: ignore[no-untyped-def]
 def ask(settings: Settings, question: str, videos: tuple[str, ...], before_clip: int | None, mode: str | None,
         rounds: int | None, show_trace: bool, as_json: bool) -> None:
     """Answer QUESTION from memory: at most H rounds of search, then an answer."""
-    from m3graph.cli import _graph, _service
+    from m3graph.cli.session import make_service, open_graph
     from m3graph.service import AskRequest
 
     request = AskRequest(question=question, videos=videos or None, before_clip=before_clip, rounds=rounds, mode=mode)
-    with _graph(settings) as graph:
-        trace = _service(settings, graph).answer(request)
+    with open_graph(settings) as graph:
+        trace = make_service(settings, graph).answer(request)
     if as_json:
         click.echo(json.dumps(trace.to_dict(), ensure_ascii=False, indent=2))
         return
@@ -69,12 +74,12 @@ def memorize(settings: Settings, video_id: str, clips: tuple[int, ...], replay: 
     Each clip is one idempotent step: its previous memories and votes are replaced, nothing else changes; a
     clip whose memorization fails again keeps its memories and stays memorize_failed.
     """
-    from m3graph.cli import _graph
+    from m3graph.cli.session import open_graph
     from m3graph.embedding import text_embedder
     from m3graph.errors import NotFoundError
-    from m3graph.graphdb.clip_state import ClipState
     from m3graph.ingest.pipeline import ClipWork, MemorizeFailedError, load_plan, memorize_clip
     from m3graph.reasoning.memorize import ReplayMemorizer, make_memorizer
+    from m3graph.service import MemoryService
     from m3graph.storage import media_store
 
     plan = load_plan(settings, video_id)
@@ -82,8 +87,9 @@ def memorize(settings: Settings, video_id: str, clips: tuple[int, ...], replay: 
         raise NotFoundError(f"no ingestion plan for video {video_id} under {settings.data_dir}")
     indexes = list(clips) or [w.index for w in plan.windows]
     if only_failed:
-        with _graph(settings) as graph:
-            failed = {p.clip_index for p in graph.clip_states(video_id) if p.state == ClipState.MEMORIZE_FAILED}
+        with open_graph(settings) as graph:
+            failed = {p.clip_index for p in MemoryService(settings, graph).evidence.clip_states(video_id)
+                      if p.state is not None and p.state.value == "memorize_failed"}
         indexes = [i for i in indexes if i in failed]
         if not indexes:
             click.echo(f"{video_id}: no clip is memorize_failed")
@@ -92,6 +98,7 @@ def memorize(settings: Settings, video_id: str, clips: tuple[int, ...], replay: 
     missing = [i for i in indexes if not store.exists(ClipWork(settings, video_id, i).faces_key)]
     if missing:
         raise NotFoundError(f"clips {missing} of {video_id} have no perception output; ingest them first")
+    memorizer: Memorizer
     if replay:
         raw = {}
         for i in indexes:
@@ -103,7 +110,7 @@ def memorize(settings: Settings, video_id: str, clips: tuple[int, ...], replay: 
     else:
         memorizer = make_memorizer(settings)
     embedder = text_embedder(settings)
-    with _graph(settings) as graph:
+    with open_graph(settings) as graph:
         failures = []
         for i in indexes:
             try:

@@ -1,4 +1,4 @@
-"""`m3graph reembed`: move a graph to a new embedding model (resumable; see m3graph/graphdb/reembed.py).
+"""`m3graph reembed`: move a graph to a new embedding model (resumable; `m3graph.service.store.reembed`).
 
 The models are loaded here, before the database is touched, and handed to the store layer as plain objects:
 a text embedder, or for faces and voices a `FileEmbedder` that turns a stored face crop (JPEG) or voice snippet
@@ -53,24 +53,20 @@ def _configure(settings: Settings, kind: str, model: str | None) -> tuple[Settin
 @click.pass_obj
 def reembed(settings: Settings, kind: str, model: str | None, batch_size: int | None, drop_missing: bool) -> None:
     """Re-embed every memory (or face / voice entity) with a model and re-create its vector index at its dimension."""
-    from m3graph.graphdb.executor import Executor
-    from m3graph.graphdb.reembed import reembed as run_reembed
     from m3graph.localserver.server import ensure_server
-    from m3graph.schema.migrations import apply_migrations
+    from m3graph.service.store import reembed as run_reembed
 
     batch = batch_size or (256 if kind == "text" else 32)
     settings, embedder = _configure(settings, kind, model)
     what = "memories" if kind == "text" else f"{kind} entities"
     ensure_server(settings)
-    with Executor.connect(settings) as ex:  # no migrations yet: the old index's dimension would be refused
 
-        def progress(done: int, total: int) -> None:
-            if done % (batch * 10) < batch or done == total:
-                click.echo(f"  {done}/{total} {what}")
+    def progress(done: int, total: int) -> None:
+        if done % (batch * 10) < batch or done == total:
+            click.echo(f"  {done}/{total} {what}")
 
-        summary = run_reembed(ex, settings, kind, embedder, batch_size=batch,  # type: ignore[arg-type]
-                              progress=progress, missing="drop" if drop_missing else "refuse")
-        apply_migrations(ex, settings)
+    summary = run_reembed(settings, kind, embedder, batch_size=batch,  # type: ignore[arg-type]
+                          progress=progress, missing="drop" if drop_missing else "refuse")
     how = "re-created" if summary.index_recreated else "kept"
     click.echo(f"{summary.embedded} of {summary.total} {what} embedded by {summary.model} ({summary.dim}-d); "
                f"vector index {how}")

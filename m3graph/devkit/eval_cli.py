@@ -12,6 +12,7 @@ import click
 from m3graph.devkit.eval.judge import Structured
 from m3graph.devkit.eval.m3bench import SPLITS, type_from_user
 from m3graph.devkit.eval.runner import DEFAULT_ANSWERER, AnswererFactory, EvalItem, EvalReport
+from m3graph.devkit.labelled_cli import identity_video
 from m3graph.settings import Settings
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def _evaluate(settings: Settings, graph: MemoryGraph, items: Sequence[EvalItem],
     return report
 
 
-@click.group("eval")
+@click.group("eval", commands=[identity_video])
 def evaluate() -> None:
     """Evaluate question answering over the memory graph (M3-Bench, generated test media)."""
 

@@ -23,7 +23,6 @@ from markupsafe import Markup
 
 from m3graph.errors import InvalidInputError
 from m3graph.explore.security import token_ok
-from m3graph.graphdb.store import MemoryGraph
 from m3graph.service import MemoryService
 from m3graph.service.requests import MAX_INDEX
 from m3graph.settings import Settings
@@ -61,10 +60,6 @@ class Explorer:
     csrf: str
     templates: Jinja2Templates
     can_ask: bool = False
-
-    @property
-    def graph(self) -> MemoryGraph:
-        return self.service.graph
 
     @property
     def settings(self) -> Settings:

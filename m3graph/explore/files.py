@@ -1,12 +1,12 @@
 """Files shared in a conversation session, on the session's clip page and served from their stored copies.
 
 A file is served only because the graph references it: the URL names a `File` by its key (64 hex digits, checked
-before any lookup), the graph gives the stored copy's path (`graphdb.files.held_copy`: a file some session holds,
-under ``<data_dir>/files/``), and nothing from the request is ever a path. Responses say what they are: the type
-is the one sniffed from the bytes at ingestion, mapped through an allow-list (text formats as text/plain, office
-formats as a download), with ``X-Content-Type-Options: nosniff`` (the guard's), a ``Content-Disposition`` with the
-shared name, and ``Content-Security-Policy: sandbox`` on everything but PDF (an SVG chart runs no script even
-when opened on its own; Chromium's PDF viewer does not open in a sandbox).
+before any lookup), the graph gives the stored copy's path (`MemoryService.evidence.stored_file`: a file some
+session holds, under ``<data_dir>/files/``), and nothing from the request is ever a path. Responses say what they
+are: the type is the one sniffed from the bytes at ingestion, mapped through an allow-list (text formats as
+text/plain, office formats as a download), with ``X-Content-Type-Options: nosniff`` (the guard's), a
+``Content-Disposition`` with the shared name, and ``Content-Security-Policy: sandbox`` on everything but PDF (an SVG
+chart runs no script even when opened on its own; Chromium's PDF viewer does not open in a sandbox).
 
 A photo is drawn as an SVG with its faces boxed (`FaceObs.bbox`, in the photo's pixels, whose size the photo's
 surrogate states: ``photo 640x480``) and each box linked to its character: SVG attributes, not inline styles,
@@ -22,7 +22,7 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse, Response
 
 from m3graph.explore.context import Explorer
-from m3graph.graphdb.files import held_copy
+from m3graph.service.evidence import SharedFile
 
 _SIZE = re.compile(r"\] photo (\d{1,6})x(\d{1,6})")
 _PAGE = re.compile(r"^\[file [^\]]*?, page (\d{1,6})[,\]]")
@@ -32,19 +32,20 @@ AS_TEXT = {"text/plain", "text/markdown", "text/csv"}
 THUMBNAILS = {"image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"}
 
 
-def _photo(row: dict[str, Any]) -> dict[str, Any] | None:
+def _photo(shared: SharedFile) -> dict[str, Any] | None:
     """The photo's size and face boxes for the page, or None where its surrogate gives no size."""
-    size = next((m for m in (_SIZE.search(t) for t in row["headers"]) if m), None)
+    size = next((m for m in (_SIZE.search(t) for t in shared.headers) if m), None)
     if size is None:
         return None
     width, height = int(size.group(1)), int(size.group(2))
     boxes = []
-    for face in row["faces"]:
-        bbox = face.get("bbox")
+    for face in shared.faces:
+        bbox = face.bbox
         if not bbox or len(bbox) != 4:
             continue
         x1, y1, x2, y2 = (int(v) for v in bbox)
-        boxes.append({**face, "x": x1, "y": y1, "w": max(1, x2 - x1), "h": max(1, y2 - y1)})
+        boxes.append({"face": face.face, "character": face.character, "x": x1, "y": y1, "w": max(1, x2 - x1),
+                      "h": max(1, y2 - y1)})
     return {"width": width, "height": height, "boxes": boxes, "stroke": max(2, width // 160),
             "font": max(12, width // 18)}
 
@@ -53,17 +54,17 @@ def session_files(ex: Explorer, video_id: str, clip_index: int) -> list[dict[str
     """The files a session shares, each with what the page shows: a thumbnail (images), page links (PDF) and
     the photo's faces boxed with their characters."""
     out = []
-    for row in ex.graph.ex.read("explore/clip_files", video_id=video_id, clip_index=clip_index):
-        pages = sorted({int(m.group(1)) for m in (_PAGE.search(t) for t in row["headers"]) if m})
-        out.append({**row, "thumbnail": row["mime"] in THUMBNAILS, "pages": pages,
-                    "photo": _photo(row) if row["kind"] == "image" else None})
+    for shared in ex.service.evidence.session_files(video_id, clip_index):
+        pages = sorted({int(m.group(1)) for m in (_PAGE.search(t) for t in shared.headers) if m})
+        out.append({**shared.model_dump(), "thumbnail": shared.mime in THUMBNAILS, "pages": pages,
+                    "photo": _photo(shared) if shared.kind == "image" else None})
     return out
 
 
 def register(app: FastAPI, ex: Explorer) -> None:
     @app.get("/file/{sha256}")
     def shared_file(sha256: str) -> Response:
-        found = held_copy(ex.graph.ex, ex.settings, sha256)
+        found = ex.service.evidence.stored_file(sha256)
         if found is None:
             return Response("not a file of this memory", status_code=404, media_type="text/plain")
         path, mime, name = found

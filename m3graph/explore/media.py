@@ -19,7 +19,6 @@ from fastapi.responses import FileResponse, Response, StreamingResponse
 
 from m3graph.errors import NotFoundError
 from m3graph.explore.context import Explorer, Id
-from m3graph.service import reads
 from m3graph.service.requests import MAX_INDEX
 from m3graph.storage import key_of, media_store
 
@@ -30,8 +29,7 @@ def servable(ex: Explorer, uri: str, video_id: str, clip_index: int) -> str | No
     """The storage key behind `uri` when the graph references it from that clip and the store holds it."""
     if "\x00" in uri or "\x00" in video_id:
         return None
-    rows = ex.graph.ex.read("explore/media_referenced", uri=uri, video_id=video_id, clip_index=clip_index)
-    return _stored(ex, uri) if rows and rows[0]["referenced"] else None
+    return _stored(ex, uri) if ex.service.evidence.media_referenced(uri, video_id, clip_index) else None
 
 
 def _stored(ex: Explorer, uri: str) -> str | None:
@@ -76,7 +74,7 @@ def register(app: FastAPI, ex: Explorer) -> None:
     @app.get("/avatar/{char_id}")
     def avatar(char_id: Id) -> Response:
         try:
-            view = reads.character(ex.graph, char_id, crops_per_face=1, snippets_per_voice=0, memory_limit=0)
+            view = ex.service.evidence.character(char_id, crops_per_face=1, snippets_per_voice=0, memory_limit=0)
         except NotFoundError:
             view = None
         for crops in (view.crops.values() if view else []):

@@ -1,9 +1,9 @@
 """Reading pages: sources, a source's timeline, a clip, a character (with its correction form and the history of
 its facts), the graph view.
 
-The pages show what the service returns (list_videos, video_timeline, fetch_clip) or its named reads
-(`m3graph.service.reads`: characters, a character's evidence, the graph neighbourhood); the few page-only reads
-(crops, neighbours, the correction form's choices) are named queries under cypher/explore.
+The pages show what the service returns (list_videos, video_timeline, fetch_clip, history) and its evidence
+reads (`MemoryService.evidence`: characters, a character's evidence, crops, neighbours, the correction form's
+choices, the graph neighbourhood); no page runs a query of its own.
 """
 
 from __future__ import annotations
@@ -18,86 +18,82 @@ from m3graph.explore.assets import BUNDLE
 from m3graph.explore.context import Explorer, Id
 from m3graph.explore.files import session_files
 from m3graph.explore.media import servable
-from m3graph.service import FetchClipRequest, HistoryRequest, ListVideosRequest, TimelineRequest, reads
+from m3graph.service import FetchClipRequest, HistoryRequest, ListVideosRequest, TimelineRequest
+from m3graph.service.reads import MAX_GRAPH_NODES, CharacterView
 from m3graph.service.requests import MAX_INDEX
+from m3graph.service.results import History
 
 ClipBound = Annotated[int, Query(ge=0, le=MAX_INDEX)]
 NodeCap = Annotated[int, Query(ge=1, le=MAX_INDEX)]
-# The correction form lists at most this many faces and voices of one source (beyond it a list stops helping).
-MAX_PICKER_ENTITIES = 400
 
 
 def _first(values: list[Any]) -> Any:
     return values[0] if values else None
 
 
-def pickers(ex: Explorer, view: reads.CharacterView, video: str, videos: list[str]) -> dict[str, Any]:
+def pickers(ex: Explorer, view: CharacterView, video: str, videos: list[str]) -> dict[str, Any]:
     """The correction form's choices: this character's members (with a crop) and the other faces and voices of
     one of its sources (`videos`: where it was seen or heard), each with its character and a crop or first
     words."""
     chosen = video if video in videos else _first(videos)
     others = [] if chosen is None else [
-        r for r in ex.graph.ex.read("explore/video_entities", video_id=chosen, limit=MAX_PICKER_ENTITIES)
-        if r["char_id"] != view.char_id]
+        e for e in ex.service.evidence.source_entities(chosen) if e.char_id != view.char_id]
     return {"pick_videos": videos, "pick_video": chosen, "others": others}
 
 
-def fact_history(ex: Explorer, view: reads.CharacterView, seen_in: list[str]) -> list[dict[str, Any]]:
+def fact_history(ex: Explorer, view: CharacterView, seen_in: list[str]) -> list[History]:
     """The history tool's answer for this person in each source that saw, heard or mentions them (slot ->
     versions, oldest first), sources without facts left out: the same read the CLI and MCP `history` give."""
     sources = sorted(set(seen_in) | {m["video_id"] for m in view.memories})
     found = [ex.service.history(HistoryRequest(video=v, subject=f"<character_{view.char_id}>")) for v in sources]
-    return [h for h in found if h["slots"]]
+    return [h for h in found if h.slots]
 
 
 def register(app: FastAPI, ex: Explorer) -> None:
-    graph, service = ex.graph, ex.service
+    service, evidence = ex.service, ex.service.evidence
 
     @app.get("/", response_class=HTMLResponse)
     def index(request: Request) -> Response:
-        return ex.page(request, "index.html", videos=service.list_videos(ListVideosRequest())["videos"],
-                       characters=reads.characters(graph, 200))
+        return ex.page(request, "index.html", videos=service.list_videos(ListVideosRequest()).videos,
+                       characters=evidence.characters(200))
 
     @app.get("/video/{video_id}", response_class=HTMLResponse)
     def video(request: Request, video_id: str) -> Response:
         timeline = service.video_timeline(TimelineRequest(video=video_id))
-        return ex.page(request, "video.html", video_id=video_id, clips=timeline["clips"])
+        return ex.page(request, "video.html", video_id=video_id, clips=timeline.clips)
 
     @app.get("/clip/{video_id}/{clip_index}", response_class=HTMLResponse)
     def clip(request: Request, video_id: str, clip_index: Id) -> Response:
         data = service.fetch_clip(FetchClipRequest(video=video_id, clip=clip_index))
-        faces = [f["face"] for f in data["faces"]]
-        voices = [v["voice"] for v in data["voices"]]
-        crops = {r["entity_id"]: r["crops"] for r in graph.ex.read("explore/face_crops", ids=faces, per=2)}
-        snippets = {r["entity_id"]: r["snippets"] for r in graph.ex.read("explore/voice_snippets", ids=voices,
-                                                                           per=2)}
-        (near,) = graph.ex.read("explore/clip_neighbours", video_id=video_id, clip_index=clip_index)
-        has_video = bool(data["uri"]) and servable(ex, data["uri"], video_id, clip_index) is not None
-        return ex.page(request, "clip.html", clip=data, shown=data["clips"][0], crops=crops, snippets=snippets,
+        crops = evidence.face_crops([f.face for f in data.faces], per=2)
+        snippets = evidence.voice_snippets([v.voice for v in data.voices], per=2)
+        near = evidence.neighbours(video_id, clip_index)
+        has_video = bool(data.uri) and servable(ex, data.uri or "", video_id, clip_index) is not None
+        return ex.page(request, "clip.html", clip=data, shown=data.clips[0], crops=crops, snippets=snippets,
                        has_video=has_video, files=session_files(ex, video_id, clip_index),
-                       previous=_first(near["previous"]), next=_first(near["next"]))
+                       previous=near.previous, next=near.next)
 
     @app.get("/character/{char_id}", response_class=HTMLResponse)
     def character(request: Request, char_id: Id, video: str = "") -> Response:
-        view = reads.character(graph, char_id)
+        view = evidence.character(char_id)
         if view.char_id != char_id:  # an alias: show the surviving character under its own id
             return RedirectResponse(f"/character/{view.char_id}", status_code=303)
-        history = graph.vote_history(char_id=view.char_id)
-        seen_in = [r["video_id"] for r in graph.ex.read("explore/character_videos", char_id=view.char_id)]
+        history = evidence.vote_history(view.char_id)
+        seen_in = evidence.character_sources(view.char_id)
         return ex.page(request, "character.html", c=view, history=history, facts=fact_history(ex, view, seen_in),
                        **pickers(ex, view, video, seen_in))
 
     @app.get("/graph/{video_id}", response_class=HTMLResponse)
     def graph_page(request: Request, video_id: str, start: ClipBound = 0, end: ClipBound | None = None,
-                   max_nodes: NodeCap = reads.MAX_GRAPH_NODES) -> Response:
-        reads.timeline(graph, video_id)  # 404 for an unknown source
-        cap = min(max_nodes, reads.MAX_GRAPH_NODES)
+                   max_nodes: NodeCap = MAX_GRAPH_NODES) -> Response:
+        evidence.require_source(video_id)  # 404 for an unknown source
+        cap = min(max_nodes, MAX_GRAPH_NODES)
         src = (f"/api/graph/{quote(video_id, safe='')}?start={start}&max_nodes={cap}"
                + ("" if end is None else f"&end={end}"))
         return ex.page(request, "graph.html", video_id=video_id, src=src, bundle=BUNDLE.is_file())
 
     @app.get("/api/graph/{video_id}")
     def graph_json(video_id: str, start: ClipBound = 0, end: ClipBound | None = None,
-                   max_nodes: NodeCap = reads.MAX_GRAPH_NODES) -> JSONResponse:
-        view = reads.neighbourhood(graph, video_id, start, end, min(max_nodes, reads.MAX_GRAPH_NODES))
+                   max_nodes: NodeCap = MAX_GRAPH_NODES) -> JSONResponse:
+        view = evidence.neighbourhood(video_id, start, end, min(max_nodes, MAX_GRAPH_NODES))
         return JSONResponse(view.to_dict())

@@ -1,50 +1,40 @@
 """Search and ask: the service's search (the one every front end runs) and the H-round controller.
 
-The clips are the service's: for the same question the CLI, MCP and controller find the same ones in the same
-order (tests/e2e/test_front_ends_agree.py); `<character_K>` in the query scopes the search to that person, and
-since/until to a time window; `as_of` (a date or VIDEO#N) shows the version of each fact that held then and
-`all_versions` every version, a superseded one marked with when (or that an analyst superseded it by hand, with a
-button to undo that: `corrections`). That order is the search's ranking, best first: each clip shows the fused relevance
-it was ranked by (and its best memory's cosine, which alone would not explain the order). Ask is offered only
-when `m3graph explore` found a configured chat model (no model, no box).
+The clips are the service's search result, the one the CLI and MCP show: for the same question every front end shows
+the same ones in the same order (tests/e2e/test_front_ends_agree.py); `<character_K>` in the query scopes the search
+to that person, and since/until to a time window; `as_of` (a date or VIDEO#N) shows the version of each fact that
+held then and `all_versions` every version, a superseded one marked with when (or that an analyst superseded it by
+hand, with a button to undo that: `corrections`). That order is the search's ranking, best first: each clip shows
+the fused relevance it was ranked by (and its best memory's cosine, which alone would not explain the order). Ask is
+offered only when `m3graph explore` found a configured chat model (no model, no box).
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 
 from m3graph.errors import InvalidInputError
 from m3graph.explore.context import Explorer, blank_none
-from m3graph.graphdb.tags import is_equivalence
-from m3graph.graphdb.types import ClipResult
 from m3graph.service import AskRequest, ListVideosRequest, SearchRequest
-
-
-def shown(results: list[ClipResult]) -> list[ClipResult]:
-    """The clips the other front ends show, in their order (best first): `Equivalence:` lines left out and a
-    clip with nothing else dropped, as `MemoryService.search` does."""
-    return [r.model_copy(update={"memories": kept}) for r in results
-            if (kept := [m for m in r.memories if not is_equivalence(m.raw_text)])]
+from m3graph.service.results import ClipHit, VideoSummary
 
 
 def register(app: FastAPI, ex: Explorer) -> None:
     service = ex.service
 
-    def videos() -> list[dict[str, Any]]:
-        return service.list_videos(ListVideosRequest())["videos"]
+    def videos() -> list[VideoSummary]:
+        return service.list_videos(ListVideosRequest()).videos
 
     @app.get("/search", response_class=HTMLResponse)
     def search(request: Request, q: str = "", video: str = "", before_clip: str = "", mode: str = "clip",
                since: str = "", until: str = "", as_of: str = "", all_versions: str = "") -> Response:
-        results: list[Any] = []
+        results: list[ClipHit] = []
         if q.strip():
             query = SearchRequest(query=q, videos=(video,) if video else None, before_clip=blank_none(before_clip),
                                   mode=mode, since=blank_none(since), until=blank_none(until),
                                   as_of=blank_none(as_of), all_versions=blank_none(all_versions) or False)
-            results = shown(service.search_results(query))
+            results = service.search(query).clips
         elif mode not in ("clip", "node"):
             raise InvalidInputError(f"mode must be 'clip' or 'node', got {mode!r}")
         here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
@@ -60,7 +50,7 @@ def register(app: FastAPI, ex: Explorer) -> None:
             raise InvalidInputError("asking needs a chat model; configure llm.control and restart the explorer")
         asked = AskRequest(question=fields.get("question", ""), videos=(video,) if video else None,
                            before_clip=blank_none(before_raw))
-        trace = service.answer(asked).to_dict()
+        trace = service.ask(asked)
         return ex.page(request, "search.html", q=asked.question, video=video, before_clip=before_raw, mode="clip",
                        since="", until="", as_of="", all_versions=False, results=[], videos=videos(), trace=trace,
                        here="/search")

@@ -4,8 +4,8 @@ Why a package of its own: the tools are one front door to the same store, beside
 must not grow their own queries or their own rules. Every tool builds a request of `m3graph.service.requests`
 and calls the application service (`m3graph.service.MemoryService`): search, reads, `ask` (with the controller
 injected from `m3graph.reasoning`), votes, deletes and ingestion jobs; the tools' argument types are the request
-fields' own, so bounds and schemas are stated once. Arbitrary Cypher goes through the guard
-(`m3graph.graphdb.guarded`).
+fields' own, so bounds and schemas are stated once. Arbitrary Cypher goes through the service's guard
+(`m3graph.service.guarded`); every tool sends its typed result's `to_json()`.
 
 Modules: `server` (the MCP registration: schemas, annotations, descriptions written for a model, error results),
 `service` (what only this front end adds: guarded Cypher, the schema, file-reading writes under the files roots),

@@ -4,16 +4,16 @@ Why not `apoc.meta.schema` (what the Neo4j MCP servers call): it needs APOC, sam
 about what a node *means*. m3graph owns its model: one primary label per node with a fixed key
 (`m3graph.schema.migrations.UNIQUE_KEYS`), the relationship types its named queries write, and the indexes the
 migrations create. This module states that model once, with a sentence per label for a model reading it; the
-live part (the indexes and constraints the server reports, the applied migrations, the counts) comes from the
-named read queries the schema layer already uses.
+live part (the indexes and constraints the server reports, the applied migrations, the counts) is the service's
+`SchemaState` (`MemoryService.evidence.schema_state`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from m3graph.graphdb.store import MemoryGraph
 from m3graph.schema.migrations import LATEST, MIGRATIONS, VECTOR_INDEXES
+from m3graph.service.evidence import SchemaState
 
 # label -> (key property, other properties worth querying, what the node means)
 NODES: dict[str, tuple[str, tuple[str, ...], str]] = {
@@ -89,13 +89,9 @@ TAGS = ("Memory text stores <face_N>, <voice_N> and <speaker_N> tags (entity ids
         "as <character_K>: use the K in character(char_id=K) or in a search query to scope it to that person.")
 
 
-def describe(graph: MemoryGraph) -> dict[str, Any]:
+def describe(state: SchemaState) -> dict[str, Any]:
     """The model, then what the server reports: indexes, constraints, applied migrations and counts."""
-    indexes = [{"name": r["name"], "type": r["type"], "labels": r["labels"], "properties": r["properties"],
-                "state": r["state"]} for r in graph.ex.read("schema/list_indexes")]
-    constraints = [{"name": r["name"], "labels": r["labels"], "properties": r["properties"]}
-                   for r in graph.ex.read("schema/list_constraints")]
-    applied = sorted(r["version"] for r in graph.ex.read("schema/applied_migrations"))
+    live = state.to_json()
     return {
         "nodes": [{"label": label, "key": key, "properties": list(props), "description": text}
                   for label, (key, props, text) in NODES.items()],
@@ -104,9 +100,9 @@ def describe(graph: MemoryGraph) -> dict[str, Any]:
         "tags": TAGS,
         "vector_indexes": {name: f"{kind} vectors (cosine); query them only through search_memory"
                            for name, kind in VECTOR_INDEXES.items()},
-        "indexes": indexes,
-        "constraints": constraints,
-        "migrations": {"applied": applied, "latest": LATEST,
+        "indexes": live["indexes"],
+        "constraints": live["constraints"],
+        "migrations": {"applied": live["applied"], "latest": LATEST,
                        "known": [{"version": m.version, "description": m.description} for m in MIGRATIONS]},
-        "counts": graph.counts(),
+        "counts": live["counts"],
     }

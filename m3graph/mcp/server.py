@@ -23,10 +23,10 @@ from mcp_types import ToolAnnotations
 from pydantic import Field, SecretStr, ValidationError
 
 from m3graph.errors import M3GraphError
-from m3graph.graphdb.files import MAX_SURROGATES
 from m3graph.mcp.security import StaticTokenVerifier, auth_settings
 from m3graph.mcp.service import McpService
 from m3graph.service import requests as rq
+from m3graph.service.evidence import MAX_SURROGATES
 from m3graph.service.output import one_line
 from m3graph.service.requests import (
     AskRequest,
@@ -148,6 +148,7 @@ def _read_tools(server: MCPServer, svc: McpService) -> None:
         since: rq.When = None,
         until: rq.When = None,
         characters: rq.Characters = (),
+        speakers: rq.SpeakerNames = (),
     ) -> dict[str, Any]:
         """Search the memory the way the question-answering controller does: hybrid ranking (meaning, by
         embeddings, fused with keyword BM25), floored so unrelated memories are dropped. Returns clips (source
@@ -157,11 +158,12 @@ def _read_tools(server: MCPServer, svc: McpService) -> None:
         in scope matches; rephrase or widen the scope. Facts that changed show their current version; pass
         as_of (a date or VIDEO#N) for the version that held then, all_versions for every version (superseded
         ones say when), or use the history tool for one subject's versions. since/until keep clips that started
-        in that window (ISO times, UTC); characters scopes to those <character_K> ids."""
+        in that window (ISO times, UTC); characters scopes to those <character_K> ids, speakers to the lines
+        those people said in a conversation."""
         with _errors("search_memory"):
             return svc.search(SearchRequest(query=query, videos=videos, before_clip=before_clip, mode=mode, k=k,
                                             as_of=as_of, all_versions=all_versions, since=since, until=until,
-                                            characters=characters))
+                                            characters=characters, speakers=speakers)).to_json()
 
     @_tool(server, READ)
     def fetch_clip(
@@ -175,7 +177,7 @@ def _read_tools(server: MCPServer, svc: McpService) -> None:
         <character_K>. Use it after a search hit to read the surrounding context, or to check what a clip
         holds."""
         with _errors("fetch_clip"):
-            return svc.fetch_clip(FetchClipRequest(video=video, clip=clip, before=before, after=after))
+            return svc.fetch_clip(FetchClipRequest(video=video, clip=clip, before=before, after=after)).to_json()
 
     @_tool(server, READ)
     def character(
@@ -189,14 +191,14 @@ def _read_tools(server: MCPServer, svc: McpService) -> None:
         source, and the storage keys of face crops and voice snippets (fetch_media shows or plays one). With a
         name, other candidates are listed too."""
         with _errors("character"):
-            return svc.character(CharacterRequest(char_id=char_id, name=name, videos=videos))
+            return svc.character(CharacterRequest(char_id=char_id, name=name, videos=videos)).to_json()
 
     @_tool(server, READ)
     def list_videos() -> dict[str, Any]:
         """Every source in memory (videos and conversations): id, name, number of clips, duration, start time
         and number of memories. Start here to learn which ids the other tools accept."""
         with _errors("list_videos"):
-            return svc.list_videos()
+            return svc.list_videos().to_json()
 
     @_tool(server, READ)
     def video_timeline(
@@ -206,7 +208,7 @@ def _read_tools(server: MCPServer, svc: McpService) -> None:
         which faces/voices/speakers occur, and a one-line summary (its first memory, people as
         <character_K>). Use it to find which clip to fetch, or whether ingestion is complete."""
         with _errors("video_timeline"):
-            return svc.video_timeline(TimelineRequest(video=video))
+            return svc.video_timeline(TimelineRequest(video=video)).to_json()
 
     @_tool(server, READ)
     def history(
@@ -220,7 +222,7 @@ def _read_tools(server: MCPServer, svc: McpService) -> None:
         and facts the source states both ways (contradicts). Use it for "what was X before", "when did X
         change", or to check a surprising answer."""
         with _errors("history"):
-            return svc.history(HistoryRequest(video=video, subject=subject, attribute=attribute, k=k))
+            return svc.history(HistoryRequest(video=video, subject=subject, attribute=attribute, k=k)).to_json()
 
     @_tool(server, READ)
     def ask(
@@ -234,7 +236,7 @@ def _read_tools(server: MCPServer, svc: McpService) -> None:
         lines shown, tokens and time. Slower than search_memory (a model runs); prefer search_memory when you
         can read the evidence yourself."""
         with _errors("ask"):
-            return svc.ask(AskRequest(question=question, videos=videos, before_clip=before_clip))
+            return svc.ask(AskRequest(question=question, videos=videos, before_clip=before_clip)).to_json()
 
     @_tool(server, READ)
     def file_text(
@@ -251,7 +253,7 @@ def _read_tools(server: MCPServer, svc: McpService) -> None:
         memories carry files: [{sha256, name, kind, shared_at}]) and the hit alone does not answer. It never
         returns the file's bytes."""
         with _errors("file_text"):
-            return svc.file_text(sha256, limit)
+            return svc.file_text(sha256, limit).to_json()
 
     @_tool(server, READ)
     def graph_schema() -> dict[str, Any]:
@@ -273,7 +275,7 @@ def _read_tools(server: MCPServer, svc: McpService) -> None:
         (embeddings) are replaced by a placeholder. A refusal names its reason (write, procedure, syntax,
         timeout). Prefer the other tools for search: they rank by meaning, Cypher does not."""
         with _errors("read_cypher"):
-            return svc.read_cypher(query, params)
+            return svc.read_cypher(query, params).to_json()
 
 
     @_tool(server, READ)
@@ -334,7 +336,7 @@ def _write_tools(server: MCPServer, svc: McpService) -> None:
         at once. Poll ingest_status with its job_id for each video's clip, stage and progress lines; clips
         become searchable as they finish."""
         with _errors("ingest"):
-            return svc.ingest(paths, live, video_id)
+            return svc.ingest(paths, live, video_id).to_json()
 
     @_tool(server, READ)
     def ingest_status(
@@ -343,7 +345,7 @@ def _write_tools(server: MCPServer, svc: McpService) -> None:
         """Progress of background ingestion jobs started by ingest: state (running, watching, done, failed with
         the reason), per video the current clip of the total and its stage, and the latest progress lines."""
         with _errors("ingest_status"):
-            return svc.ingest_status(IngestStatusRequest(job_id=job_id))
+            return svc.ingest_status(IngestStatusRequest(job_id=job_id)).to_json()
 
     @_tool(server, WRITE)
     def vote_same(a: EntityId, b: EntityId,
@@ -352,7 +354,7 @@ def _write_tools(server: MCPServer, svc: McpService) -> None:
         overrides the model's votes and merges their characters; returns the vote (with its vote_id, for
         undo_vote) and the resulting character of each."""
         with _errors("vote_same"):
-            return svc.vote(VoteRequest(a=a, b=b, verdict="same", note=note), "mcp")
+            return svc.vote(VoteRequest(a=a, b=b, verdict="same", note=note), "mcp").to_json()
 
     @_tool(server, WRITE)
     def vote_different(a: EntityId, b: EntityId,
@@ -361,14 +363,14 @@ def _write_tools(server: MCPServer, svc: McpService) -> None:
         splits their characters if they were merged; returns the vote (with its vote_id) and each entity's
         character afterwards."""
         with _errors("vote_different"):
-            return svc.vote(VoteRequest(a=a, b=b, verdict="different", note=note), "mcp")
+            return svc.vote(VoteRequest(a=a, b=b, verdict="different", note=note), "mcp").to_json()
 
     @_tool(server, WRITE)
     def undo_vote(vote_id: rq.VoteId) -> dict[str, Any]:
         """Undo a manual identity vote: the grouping goes back to what the model's votes say. Undoing twice is
         harmless."""
         with _errors("undo_vote"):
-            return svc.undo_vote(UndoVoteRequest(vote_id=vote_id))
+            return svc.undo_vote(UndoVoteRequest(vote_id=vote_id)).to_json()
 
     @_tool(server, WRITE)
     def correct_fact(memory_id: rq.MemoryId, state: rq.FactState,
@@ -378,7 +380,8 @@ def _write_tools(server: MCPServer, svc: McpService) -> None:
         'clear' to undo either. Only facts with a slot (those history lists) can be corrected; repeating a
         correction changes nothing. Returns whether it changed anything and whether the fact holds now."""
         with _errors("correct_fact"):
-            return svc.correct_fact(CorrectFactRequest(memory_id=memory_id, state=state, note=note), "mcp")
+            request = CorrectFactRequest(memory_id=memory_id, state=state, note=note)
+            return svc.correct_fact(request, "mcp").to_json()
 
     @_tool(server, DESTROY)
     def delete(
@@ -391,4 +394,4 @@ def _write_tools(server: MCPServer, svc: McpService) -> None:
         it: memories, evidence, votes, face crops, voice snippets. Cannot be undone; confirm with the user
         first."""
         with _errors("delete"):
-            return svc.delete(DeleteRequest(kind=kind, video=video, clip=clip, char_id=char_id))
+            return svc.delete(DeleteRequest(kind=kind, video=video, clip=clip, char_id=char_id)).to_json()

@@ -12,20 +12,22 @@ import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from m3graph.errors import InvalidInputError, NotFoundError
-from m3graph.graphdb.files import MAX_SURROGATES, file_surrogates, is_sha256
-from m3graph.graphdb.guarded import run_guarded
-from m3graph.graphdb.store import MemoryGraph
-from m3graph.graphdb.types import check_video_id
 from m3graph.mcp import schema
 from m3graph.mcp.jobs import ingest_runner
-from m3graph.service import MemoryService
+from m3graph.service import MemoryService, check_video_id
+from m3graph.service.evidence import MAX_SURROGATES, FileText
+from m3graph.service.guarded import CypherRows, GuardLimits, read_cypher
 from m3graph.service.memory import ControllerFactory
 from m3graph.service.output import plain
+from m3graph.service.results import JobStatus
 from m3graph.settings import Settings
 from m3graph.storage import key_of, media_store
+
+if TYPE_CHECKING:
+    from m3graph.graphdb.store import MemoryGraph
 
 MAX_MEDIA_BYTES = 4 << 20  # a crop is ~10 kB, a snippet of a long turn ~1 MB
 
@@ -46,13 +48,12 @@ class McpService(MemoryService):
         self.cypher_max_rows = cypher_max_rows
 
     def graph_schema(self) -> dict[str, Any]:
-        return plain(schema.describe(self.graph))
+        """m3graph's schema model, then what the server reports (`evidence.schema_state`)."""
+        return plain(schema.describe(self.evidence.schema_state()))
 
-    def read_cypher(self, query: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        out = run_guarded(self.graph.ex.driver, self.graph.ex.database, query, params or {},
-                          timeout_s=self.cypher_timeout_s, max_rows=self.cypher_max_rows)
-        return plain({"columns": out.columns, "rows": out.rows, "row_count": len(out.rows),
-                      "truncated": out.truncated, "notes": out.notes})
+    def read_cypher(self, query: str, params: dict[str, Any] | None = None) -> CypherRows:
+        return read_cypher(self.graph, query, params,
+                           GuardLimits(timeout_s=self.cypher_timeout_s, max_rows=self.cypher_max_rows))
 
     def fetch_media(self, video: str, clip: int, uri: str) -> tuple[bytes, str]:
         """A face crop or voice snippet the graph references from that clip, read from the media store (the data
@@ -60,8 +61,7 @@ class McpService(MemoryService):
         the graph does not reference from that clip is read, and clip cuts (video) are not sent to agents."""
         check_video_id(video)
         key = key_of(uri, self.settings.data_dir)
-        rows = self.graph.ex.read("explore/media_referenced", uri=uri, video_id=video, clip_index=clip)
-        if key is None or not rows or not rows[0]["referenced"]:
+        if key is None or not self.evidence.media_referenced(uri, video, clip):
             raise NotFoundError(f"{uri[:200]}: not a media file of clip {video}#{clip}")
         kind = {".jpg": "image", ".jpeg": "image", ".png": "image", ".wav": "audio"}.get(Path(key).suffix.lower())
         if kind is None:
@@ -74,23 +74,11 @@ class McpService(MemoryService):
             raise InvalidInputError(f"{key}: {size} bytes, over the {MAX_MEDIA_BYTES}-byte limit for one answer")
         return store.get_bytes(key), kind
 
-    def file_text(self, sha256: str, limit: int = MAX_SURROGATES) -> dict[str, Any]:
+    def file_text(self, sha256: str, limit: int = MAX_SURROGATES) -> FileText:
         """A shared file's reference, where it was shared, and its surrogate text (every memory that DESCRIBES
         it, in order, at most `limit`), people as <character_K>. Only files the graph holds, by their key: an
         agent never reads bytes or a path through this server."""
-        sha = sha256.strip().lower()
-        if not is_sha256(sha):
-            raise InvalidInputError(f"{sha256[:80]!r} is not a file key (64 hexadecimal digits, from a memory's "
-                                    "files)")
-        row = file_surrogates(self.graph.ex, sha, limit)
-        if row is None:
-            raise NotFoundError(f"no shared file {sha} in the graph")
-        texts = self._render_texts([m["text"] for m in row["memories"]])
-        memories = [{"memory_id": m["memory_id"], "video": m["video"], "text": t}
-                    for m, t in zip(row["memories"], texts, strict=True)]
-        return plain({"file": {k: row[k] for k in ("sha256", "name", "kind", "mime", "size", "shared_at")},
-                      "shares": row["shares"], "surrogates": memories, "total_surrogates": row["total"],
-                      "truncated": row["total"] > len(memories)})
+        return self.evidence.file_text(sha256, limit)
 
     # -- writes --------------------------------------------------------------------------------------------
     def _local_file(self, raw: str, directory: bool = False) -> Path:
@@ -147,7 +135,7 @@ class McpService(MemoryService):
         root = next(r for r in self.files_roots if local.is_relative_to(r))
         return self._ingest_conversation(conv, root)
 
-    def ingest(self, paths: Sequence[str], live: bool = False, video_id: str | None = None) -> dict[str, Any]:
+    def ingest(self, paths: Sequence[str], live: bool = False, video_id: str | None = None) -> JobStatus:
         if not paths:
             raise InvalidInputError("give at least one path")
         if live and len(paths) != 1:
@@ -157,5 +145,4 @@ class McpService(MemoryService):
             if len(paths) > 1:
                 raise InvalidInputError("video_id names one video: give one path")
         files = [self._local_file(p, directory=live) for p in paths]
-        job = self.jobs.start(files, live, video_id)
-        return plain(job.status())
+        return self.jobs.start(files, live, video_id).status()

@@ -6,14 +6,21 @@ request (`requests`: validated once, with m3graph's own errors) and shows what t
 
 Modules: `requests` (the frozen request types and every bound), `search` (THE search: tags, scope, the graph's
 hybrid ranking), `memory` (`MemoryService`: search, fetch clip, ask, characters, timelines, votes, deletes,
-ingestion status), `reads` (named read queries shared by the front ends), `jobs` (background ingestion jobs),
+ingestion status), `results` (the typed result of every operation; `to_json()` is what the tools send),
+`reads` (the named reads behind those results), `evidence` (the pages' and tools' evidence reads: crops,
+snippets, neighbours, shared files, media references, the schema the server reports), `guarded` (read-only
+Cypher through the guard), `store` (opening the store for a front end), `jobs` (background ingestion jobs),
 `output` (plain JSON values, never an embedding).
+
+Front ends (`cli`, `mcp`, `explore`) import this package, never the store (`graphdb`) itself
+(tests/unit/test_layers.py).
 
 Dependencies: this package imports the store (`graphdb`), `embedding` and settings, never a front end (`cli`,
 `mcp`, `explore`), never `reasoning` (whose tools call `search`) and never `ingest` (which imports the
 memorizing model); the controller and the ingestion runner are injected by the front end.
 """
 
+from m3graph.graphdb.types import check_video_id
 from m3graph.service.memory import MemoryService
 from m3graph.service.requests import (
     AskRequest,
@@ -37,4 +44,4 @@ __all__ = ["AskRequest", "CharacterRequest", "CorrectFactRequest", "DeleteReques
            "FetchClipRequest",
            "HistoryRequest", "IngestStatusRequest",
            "ListVideosRequest", "MemoryService", "SearchRequest", "StatsRequest", "TimelineRequest",
-           "UndoVoteRequest", "VoteRequest", "run_search"]
+           "UndoVoteRequest", "VoteRequest", "check_video_id", "run_search"]

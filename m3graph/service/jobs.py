@@ -1,11 +1,11 @@
 """Background video ingestion whose progress a caller polls: `ingest` returns a job, `ingest_status` reads it.
 
 Why a job and not a blocking call: ingesting a video takes minutes (perception, then memorization), far longer
-than a client waits for a tool result. The work itself is injected (`IngestRun`: the front end passes the CLI's
-`run_ingest`, in this process or queued on Celery), so this package never imports ingestion, which imports the
-memorizing model. Progress arrives through `JobLog`, a progress sink of its own with the same four calls as the
-CLI's terminal view (`update`, `message`, `finish`, `current`); lines are kept in memory, never written to
-stdout, which carries the MCP protocol on stdio.
+than a client waits for a tool result. The work itself is injected (`IngestRun`: the front end passes
+`m3graph.ingest.runner.run_ingest`, in this process or queued on Celery), so this package never imports
+ingestion, which imports the memorizing model. Progress arrives through `JobLog`, a progress sink of its own
+with the same four calls as the CLI's terminal view (`update`, `message`, `finish`, `current`); lines are kept
+in memory, never written to stdout, which carries the MCP protocol on stdio.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from m3graph.errors import NotFoundError
 from m3graph.service.output import one_line
+from m3graph.service.results import JobProgress, JobStatus
 
 LOG_LINES = 40  # the last progress lines a status shows
 
@@ -78,15 +78,13 @@ class IngestJob:
     log: JobLog = field(default_factory=JobLog)
     thread: threading.Thread | None = None
 
-    def status(self) -> dict[str, Any]:
-        return {
-            "job_id": self.job_id, "state": self.state, "paths": self.paths, "live": self.live,
-            "video_id": self.video_id, "elapsed_s": round((self.finished or time.time()) - self.started, 1),
-            "error": self.error,
-            "videos": {vid: {"clip": index + 1, "clips": total, "stage": stage, "detail": detail}
-                       for vid, (index, total, stage, detail) in dict(self.log.current).items()},
-            "log": self.log.lines(),
-        }
+    def status(self) -> JobStatus:
+        return JobStatus(
+            job_id=self.job_id, state=self.state, paths=self.paths, live=self.live, video_id=self.video_id,
+            elapsed_s=round((self.finished or time.time()) - self.started, 1), error=self.error,
+            videos={vid: JobProgress(clip=index + 1, clips=total, stage=stage, detail=detail)
+                    for vid, (index, total, stage, detail) in dict(self.log.current).items()},
+            log=self.log.lines())
 
 
 class IngestJobs:

@@ -3,8 +3,9 @@
 Why one class: the CLI, the MCP server, the explorer and the demo are only ways of building a request and
 showing a result; what a search, a clip read, a vote or a delete *does* is decided here, once. Inputs arrive
 already validated (`m3graph.service.requests`); what only the graph can tell (an unknown video where an
-operation needs one) is refused here with `NotFoundError`. Results come as plain JSON values (`output.plain`,
-never an embedding); `search_results` also gives the `ClipResult`s for front ends that render them.
+operation needs one) is refused here with `NotFoundError`. Results are typed (`m3graph.service.results`): a
+front end renders their fields, or sends `to_json()` (plain JSON values, never an embedding); the same search
+result reaches the CLI, the MCP tools and the explorer.
 
 What this package does not import, so that the controller can import its search (tests/test_layers.py): the
 reasoning package (`ask` gets its controller from `controller_factory`, injected by the front end) and the
@@ -25,6 +26,7 @@ from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import is_equivalence, parse_tags, render_characters
 from m3graph.graphdb.types import ClipResult, RenderedMemory
 from m3graph.service import reads
+from m3graph.service.evidence import Evidence
 from m3graph.service.jobs import IngestJobs, IngestRun
 from m3graph.service.output import plain
 from m3graph.service.requests import (
@@ -42,6 +44,39 @@ from m3graph.service.requests import (
     TimelineRequest,
     UndoVoteRequest,
     VoteRequest,
+)
+from m3graph.service.results import (
+    AskResult,
+    Candidate,
+    CharacterResult,
+    ClipHit,
+    ClipSpan,
+    ClipView,
+    Deleted,
+    Episode,
+    FaceInClip,
+    FactCorrection,
+    FactLine,
+    Facts,
+    FactSlot,
+    FactVersion,
+    FileRef,
+    History,
+    JobList,
+    JobStatus,
+    ManualMark,
+    MemoryHit,
+    SameAs,
+    SearchResult,
+    Snippet,
+    Stats,
+    Timeline,
+    TimelineClip,
+    UndoVoteResult,
+    VideoList,
+    VideoSummary,
+    VoiceInClip,
+    VoteResult,
 )
 from m3graph.service.search import characters_in, run_search, scoped_characters
 from m3graph.settings import Settings
@@ -72,6 +107,7 @@ class MemoryService:
         self.settings = settings
         self.graph = graph
         self.jobs = IngestJobs(ingest_run)
+        self.evidence = Evidence(graph, settings)  # the pages' evidence reads (crops, neighbours, files, ...)
         self._embedder_factory = embedder_factory
         self._controller_factory = controller_factory
         self._embedder: Any = None
@@ -110,29 +146,23 @@ class MemoryService:
     # -- rendering -----------------------------------------------------------------------------------------
     def _render_texts(self, texts: Sequence[str]) -> list[str]:
         """Raw `<face_N>`/`<voice_N>`/`<speaker_N>` tags as `<character_K>`, from the IS structure."""
-        refs = {ref for t in texts for ref in parse_tags(t or "")}
-        chars = self.graph.characters_of(sorted({eid for _, eid in refs})) if refs else {}
-        mapping = {(kind, eid): chars[eid] for kind, eid in refs if eid in chars}
-        return [render_characters(t or "", mapping) for t in texts]
+        return self.evidence.render_texts(texts)
 
     @staticmethod
-    def clip_dict(result: ClipResult, with_scores: bool = True,
-                  files: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
-        """A clip as the tools show it: no `Equivalence:` lines, scores rounded to 4 places; a memory that cites
-        a shared file carries its reference (`files`: memory id -> [{sha256, name, kind, shared_at}])."""
+    def clip_hit(result: ClipResult, with_scores: bool = True,
+                 files: dict[str, list[dict[str, Any]]] | None = None) -> ClipHit:
+        """A clip as every front end shows it: no `Equivalence:` lines, a memory that cites a shared file with
+        its reference (`files`: memory id -> [{sha256, name, kind, shared_at}]); scores only `with_scores`."""
         files = files or {}
-        memories = [{"kind": m.kind, "text": m.text, **({"score": round(m.score, 4)} if with_scores and m.score
-                                                          is not None else {}),
-                     **({"superseded": m.superseded} if m.current is False and m.superseded else {}),
-                     **({"files": files[m.memory_id]} if m.memory_id in files else {})}
+        memories = [MemoryHit(kind=m.kind, text=m.text, memory_id=m.memory_id,
+                              score=m.score if with_scores else None,
+                              superseded=m.superseded if m.current is False and m.superseded else None,
+                              files=[FileRef(**plain(f)) for f in files[m.memory_id]] if m.memory_id in files else None,
+                              slot=m.slot, current=m.current)
                     for m in result.memories if not is_equivalence(m.raw_text)]
-        out: dict[str, Any] = {"video": result.video_id, "clip": result.clip_index, "start_s": result.start_s,
-                               "end_s": result.end_s, "started_at": result.started_at, "memories": memories}
-        if with_scores and result.score is not None:
-            out["score"] = round(result.score, 4)
-        if with_scores and result.rank is not None:
-            out["relevance"] = round(result.rank, 4)  # what the search ordered by (highest first)
-        return out
+        return ClipHit(video_id=result.video_id, clip_index=result.clip_index, start_s=result.start_s,
+                       end_s=result.end_s, started_at=result.started_at, memories=memories,
+                       score=result.score if with_scores else None, rank=result.rank if with_scores else None)
 
     def cited_files(self, results: Sequence[ClipResult]) -> dict[str, list[dict[str, Any]]]:
         """The shared files the results' memories cite (one read for all of them)."""
@@ -140,89 +170,85 @@ class MemoryService:
 
     # -- search --------------------------------------------------------------------------------------------
     def search_results(self, request: SearchRequest) -> list[ClipResult]:
-        """The search every front end runs (`m3graph.service.search.run_search`), as ClipResults."""
+        """The ranking itself (`m3graph.service.search.run_search`), before it is shown: what the evaluation
+        runners score. Front ends call `search`."""
         return run_search(self.graph.search, self.embed, request)
 
-    def search(self, request: SearchRequest) -> dict[str, Any]:
-        """search_clip / search_node (hybrid, floored), scoped by `<character_K>` tags and `characters`."""
+    def search(self, request: SearchRequest) -> SearchResult:
+        """THE search every front end shows: hybrid, floored, scoped by `<character_K>` tags and `characters`;
+        clips best first, each with its memories (`Equivalence:` lines left out, a clip with nothing else
+        dropped) and the files they cite."""
         results = self.search_results(request)
         files = self.cited_files(results)
-        clips = [c for c in (self.clip_dict(r, files=files) for r in results) if c["memories"]]
-        return plain({"query": request.query, "mode": request.mode,
-                      "videos": list(request.videos) if request.videos else None,
-                      "before_clip": request.before_clip, "characters": scoped_characters(request), "clips": clips})
+        clips = [c for c in (self.clip_hit(r, files=files) for r in results) if c.memories]
+        return SearchResult(query=request.query, mode=request.mode,
+                            videos=list(request.videos) if request.videos else None,
+                            before_clip=request.before_clip, characters=scoped_characters(request), clips=clips)
 
     # -- reads ---------------------------------------------------------------------------------------------
-    def list_videos(self, request: ListVideosRequest | None = None) -> dict[str, Any]:
-        return plain({"videos": reads.videos(self.graph)})
+    def list_videos(self, request: ListVideosRequest | None = None) -> VideoList:
+        return VideoList(videos=[VideoSummary(**plain(r)) for r in reads.videos(self.graph)])
 
-    def stats(self, request: StatsRequest) -> dict[str, int]:
+    def stats(self, request: StatsRequest) -> Stats:
         """Node and relationship counts, of one source when `video` is given (it must exist)."""
         if request.video is not None:
             self.require_videos([request.video])
-        return self.graph.counts(request.video)
+        return Stats(video=request.video, counts=self.graph.counts(request.video))
 
-    def video_timeline(self, request: TimelineRequest) -> dict[str, Any]:
+    def video_timeline(self, request: TimelineRequest) -> Timeline:
         rows = reads.timeline(self.graph, request.video)
         summaries = self._render_texts([r["first"][0] if r["first"] else "" for r in rows])
-        clips = [{"clip": r["clip_index"], "start_s": r["start_s"], "end_s": r["end_s"], "started_at": r["started_at"],
-                  "state": r["state"], "reason": r["reason"], "memories": r["memories"], "faces": r["faces"],
-                  "voices": r["voices"], "speakers": r["speakers"], "summary": s or None}
+        clips = [TimelineClip(clip=r["clip_index"], start_s=r["start_s"], end_s=r["end_s"],
+                              started_at=plain(r["started_at"]), state=r["state"], reason=r["reason"],
+                              memories=r["memories"], faces=r["faces"], voices=r["voices"], speakers=r["speakers"],
+                              summary=s or None)
                  for r, s in zip(rows, summaries, strict=True)]
-        return plain({"video": request.video, "clips": clips})
+        return Timeline(video=request.video, clips=clips)
 
-    def fetch_clip(self, request: FetchClipRequest) -> dict[str, Any]:
+    def fetch_clip(self, request: FetchClipRequest) -> ClipView:
         video, clip = request.video, request.clip
         header = reads.clip(self.graph, video, clip)
         found = self.graph.search.fetch_clip(video, clip, before=request.before, after=request.after)
         files = self.cited_files(found)
-        return plain({
-            "video": video, "clip": clip, "state": header["state"], "reason": header["reason"], "uri": header["uri"],
-            "faces": [{"face": f, "character": c} for f, c in header["faces"]],
-            "voices": [{"voice": v, "character": c} for v, c in header["voices"]],
-            "clips": [self.clip_dict(r, with_scores=False, files=files) for r in found],
-        })
+        return ClipView(video=video, clip=clip, state=header["state"], reason=header["reason"], uri=header["uri"],
+                        faces=[FaceInClip(face=f, character=c) for f, c in header["faces"]],
+                        voices=[VoiceInClip(voice=v, character=c) for v, c in header["voices"]],
+                        clips=[self.clip_hit(r, with_scores=False, files=files) for r in found])
 
-    def character(self, request: CharacterRequest) -> dict[str, Any]:
+    def character(self, request: CharacterRequest) -> CharacterResult:
         char_id = request.char_id
-        candidates: list[dict[str, Any]] = []
+        candidates: list[Candidate] = []
         if char_id is None:
             found = self.graph.search.characters_named(str(request.name),
                                                        list(request.videos) if request.videos else None)
             if not found:
                 raise NotFoundError(f"no character is named {request.name!r} in memory")
             char_id = found[0][0]
-            candidates = [{"char_id": c, "mentions": n} for c, n in found]
+            candidates = [Candidate(char_id=c, mentions=n) for c, n in found]
         view = reads.character(self.graph, int(char_id), memory_limit=MAX_CHARACTER_MEMORIES)
         appearances: dict[str, dict[str, int]] = {}
         for m in view.memories:
             span = appearances.setdefault(m["video_id"], {"first_clip": m["clip_index"], "last_clip": m["clip_index"]})
             span["first_clip"] = min(span["first_clip"], m["clip_index"])
             span["last_clip"] = max(span["last_clip"], m["clip_index"])
-        votes = self.graph.vote_history(char_id=view.char_id)
-        out: dict[str, Any] = {
-            "char_id": view.char_id, "name": facts.character_names(self.graph.ex, [view.char_id]).get(
-                view.char_id, view.name), "aliases": view.aliases,
-            "faces": [m["entity_id"] for m in view.members if m["kind"] == "face"],
-            "voices": [m["entity_id"] for m in view.members if m["kind"] == "voice"],
-            "speakers": [m["entity_id"] for m in view.members if m["kind"] == "speaker"],
-            "same_as": [{"face": s["face"], "voice": s["voice"], "votes": s["votes"], "evidence_clips": s["evidence"],
-                         "face_character": s["face_char"], "voice_character": s["voice_char"]}
-                        for s in view.same_as],
-            "manual_votes": [v.model_dump() for v in votes],
-            "facts": [m["text"] for m in view.memories if m["kind"] == "semantic" and not is_equivalence(m["text"])],
-            "episodes": [{"video": m["video_id"], "clip": m["clip_index"], "text": m["text"]}
-                         for m in view.memories if m["kind"] == "episodic"][:50],
-            "appearances": appearances,
-            "face_crops": {str(k): [c["uri"] for c in v] for k, v in view.crops.items()},
-            "voice_snippets": {str(k): [{"uri": s["uri"], "text": s["text"]} for s in v]
-                               for k, v in view.snippets.items()},
-        }
-        if view.char_id != char_id:
-            out["resolved_from_alias"] = char_id
-        if len(candidates) > 1:
-            out["other_candidates"] = candidates[1:]
-        return plain(out)
+        return CharacterResult(
+            char_id=view.char_id, name=facts.character_names(self.graph.ex, [view.char_id]).get(
+                view.char_id, view.name), aliases=view.aliases,
+            faces=[m["entity_id"] for m in view.members if m["kind"] == "face"],
+            voices=[m["entity_id"] for m in view.members if m["kind"] == "voice"],
+            speakers=[m["entity_id"] for m in view.members if m["kind"] == "speaker"],
+            same_as=[SameAs(face=s["face"], voice=s["voice"], votes=s["votes"], evidence_clips=s["evidence"],
+                            face_character=s["face_char"], voice_character=s["voice_char"]) for s in view.same_as],
+            manual_votes=self.graph.vote_history(char_id=view.char_id),
+            facts=[m["text"] for m in view.memories if m["kind"] == "semantic" and not is_equivalence(m["text"])],
+            episodes=[Episode(video=m["video_id"], clip=m["clip_index"], text=m["text"], memory_id=m["memory_id"])
+                      for m in view.memories if m["kind"] == "episodic"][:50],
+            appearances={v: ClipSpan(**span) for v, span in appearances.items()},
+            face_crops={str(k): [c["uri"] for c in v] for k, v in view.crops.items()},
+            voice_snippets={str(k): [Snippet(uri=s["uri"], text=s["text"]) for s in v]
+                            for k, v in view.snippets.items()},
+            resolved_from_alias=char_id if view.char_id != char_id else None,
+            other_candidates=candidates[1:] if len(candidates) > 1 else None)
 
     # -- facts that change ------------------------------------------------------------------------------
     def _subject_keys(self, video: str, subject: str) -> list[str]:
@@ -250,36 +276,37 @@ class MemoryService:
             out[subject] = f"{name} ({shown})" if name else shown
         return out
 
-    def history(self, request: HistoryRequest) -> dict[str, Any]:
+    def history(self, request: HistoryRequest) -> History:
         """One subject's facts in one source, slot by slot, every version oldest first with when it held."""
         self.require_videos([request.video])
         attribute = normalise_attribute(request.attribute) if request.attribute else None
         rows = [r for key in self._subject_keys(request.video, request.subject)
                 for r in facts.history(self.graph.ex, request.video, key, attribute, request.k)][:request.k]
-        slots: dict[str, dict[str, Any]] = {}
+        slots: dict[str, tuple[dict[str, Any], list[FactVersion]]] = {}
         subjects = self._people(sorted({r["slot_subject"] for r in rows}))
         for r in rows:
-            slot = slots.setdefault(r["slot_key"], {"slot": r["slot_key"], "subject": subjects[r["slot_subject"]],
-                                                    "attribute": r["slot_attribute"], "versions": []})
-            slot["versions"].append({
-                "memory_id": r["memory_id"], "value": r["slot_value"], "negated": bool(r["negated"]),
-                "current": bool(r["current"]), "said_in": [_clip_label(k) for k in r["support_clips"] or []],
-                **({"superseded": r["superseded_note"]} if r["superseded_note"] else {}),
-                **({"contradicts": r["contradicts"]} if r["contradicts"] else {}),
-                **({"manual": {"state": r["manual_state"], "note": r["manual_note"], "via": r["manual_via"],
-                               "at": r["manual_at"]}} if r["manual_state"] else {})})
-        return plain({"video": request.video, "subject": request.subject, "slots": list(slots.values())})
+            head, versions = slots.setdefault(r["slot_key"], (
+                {"slot": r["slot_key"], "subject": subjects[r["slot_subject"]], "attribute": r["slot_attribute"]},
+                []))
+            versions.append(FactVersion(
+                memory_id=r["memory_id"], value=r["slot_value"], negated=bool(r["negated"]),
+                current=bool(r["current"]), said_in=[_clip_label(k) for k in r["support_clips"] or []],
+                superseded=r["superseded_note"] or None, contradicts=r["contradicts"] or None,
+                manual=ManualMark(state=r["manual_state"], note=r["manual_note"], via=r["manual_via"],
+                                  at=plain(r["manual_at"])) if r["manual_state"] else None))
+        return History(video=request.video, subject=request.subject,
+                       slots=[FactSlot(**head, versions=versions) for head, versions in slots.values()])
 
     def facts_about_results(self, request: FactsAboutRequest) -> list[RenderedMemory]:
         keys = [thing_key(request.video, normalise_name(s)) for s in request.subjects]
         return facts.facts_about(self.graph.ex, request.video, keys, request.all_versions, request.k)
 
-    def facts_about(self, request: FactsAboutRequest) -> dict[str, Any]:
+    def facts_about(self, request: FactsAboutRequest) -> Facts:
         """The facts whose subject is one of these names (current ones unless all_versions)."""
-        return plain({"video": request.video, "facts": [
-            {"text": m.text, "value": m.value, "clip": m.clip_index,
-             **({"superseded": m.superseded} if m.current is False and m.superseded else {})}
-            for m in self.facts_about_results(request)]})
+        return Facts(video=request.video, facts=[
+            FactLine(text=m.text, value=m.value, clip=m.clip_index, memory_id=m.memory_id,
+                     superseded=m.superseded if m.current is False and m.superseded else None)
+            for m in self.facts_about_results(request)])
 
     # -- ask -----------------------------------------------------------------------------------------------
     def answer(self, request: AskRequest) -> Any:
@@ -295,43 +322,44 @@ class MemoryService:
             return controller.answer(request.question, list(request.videos) if request.videos else None,
                                      request.before_clip)
 
-    def ask(self, request: AskRequest) -> dict[str, Any]:
-        return plain(self.answer(request).to_dict())
+    def ask(self, request: AskRequest) -> AskResult:
+        return AskResult(**plain(self.answer(request).to_dict()))
 
     # -- writes --------------------------------------------------------------------------------------------
-    def vote(self, request: VoteRequest, source_note: str = "manual") -> dict[str, Any]:
+    def vote(self, request: VoteRequest, source_note: str = "manual") -> VoteResult:
         a, b = request.a, request.b
         record = self.graph.vote_identity(a, b, request.verdict, note=request.note or source_note, source="manual")
         chars = self.graph.characters_of([a, b])
-        return plain({"vote": record, "characters": {str(a): chars.get(a), str(b): chars.get(b)}})
+        return VoteResult(vote=record, characters={str(a): chars.get(a), str(b): chars.get(b)})
 
-    def correct_fact(self, request: CorrectFactRequest, via: str = "manual") -> dict[str, Any]:
+    def correct_fact(self, request: CorrectFactRequest, via: str = "manual") -> FactCorrection:
         """Marks one fact superseded, restores it, or clears the mark (`m3graph.graphdb.facts.correct_fact`)."""
-        return plain(facts.correct_fact(self.graph.ex, request.memory_id, request.state, request.note, via))
+        return FactCorrection(**facts.correct_fact(self.graph.ex, request.memory_id, request.state, request.note,
+                                                   via))
 
-    def undo_vote(self, request: UndoVoteRequest) -> dict[str, Any]:
+    def undo_vote(self, request: UndoVoteRequest) -> UndoVoteResult:
         undone = self.graph.undo_vote(request.vote_id)
-        return {"vote_id": request.vote_id, "undone": undone,
-                "note": None if undone else "the vote was already undone"}
+        return UndoVoteResult(vote_id=request.vote_id, undone=undone,
+                              note=None if undone else "the vote was already undone")
 
-    def delete(self, request: DeleteRequest) -> dict[str, Any]:
+    def delete(self, request: DeleteRequest) -> Deleted:
         if request.kind == "clip":
             assert request.video is not None and request.clip is not None  # the request checked it
             self.graph.delete_clip(request.video, request.clip)
-            return {"deleted": "clip", "video": request.video, "clip": request.clip}
+            return Deleted(deleted="clip", video=request.video, clip=request.clip)
         if request.kind == "video":
             assert request.video is not None
             n = self.graph.delete_video(request.video)
-            return {"deleted": "video", "video": request.video, "clips": n}
+            return Deleted(deleted="video", video=request.video, clips=n)
         assert request.char_id is not None
-        return plain({"deleted": "character", "char_id": request.char_id,
-                      "summary": self.graph.delete_character(request.char_id)})
+        return Deleted(deleted="character", char_id=request.char_id,
+                       summary=self.graph.delete_character(request.char_id))
 
     # -- ingestion jobs ------------------------------------------------------------------------------------
-    def ingest_status(self, request: IngestStatusRequest) -> dict[str, Any]:
+    def ingest_status(self, request: IngestStatusRequest) -> JobStatus | JobList:
         if request.job_id:
-            return plain(self.jobs.get(request.job_id).status())
-        return plain({"jobs": [j.status() for j in self.jobs.all()]})
+            return self.jobs.get(request.job_id).status()
+        return JobList(jobs=[j.status() for j in self.jobs.all()])
 
 
 __all__ = ["MAX_CHARACTER_MEMORIES", "Controller", "ControllerFactory", "MemoryService"]

@@ -23,8 +23,8 @@ from m3graph.graphdb.guarded import FLOAT_LIST_MAX
 
 def plain(value: Any) -> Any:
     """JSON-safe copy of `value`: dicts, lists, strings, numbers, booleans and None only."""
-    if isinstance(value, BaseModel):
-        return plain(value.model_dump())
+    if isinstance(value, BaseModel):  # a service result under its JSON keys (`results.Result` aliases)
+        return plain(value.model_dump(by_alias=True))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return plain(dataclasses.asdict(value))
     if isinstance(value, neo4j.graph.Node):

@@ -1,7 +1,8 @@
-"""The named reads every front end shows (the explorer's pages, the MCP tools), as plain data.
+"""The named reads behind the service's results (timelines, clips, characters, the graph view).
 
 Every read is a named, parameterized query run in a READ session. Moved here from the explorer so that the MCP
-server and the explorer share them without one front end importing another. Analysts' input (ids, clip
+server and the explorer share them without one front end importing another; front ends reach them through
+`MemoryService` (its results, and `MemoryService.evidence` for the pages' evidence reads). Analysts' input (ids, clip
 numbers, search text) only ever reaches Cypher as parameters; nothing here builds a query string. Tags are
 rendered from the MENTIONS structure (`<character_K>`), never by rewriting text.
 """
@@ -50,8 +51,18 @@ def clip(graph: MemoryGraph, video_id: str, clip_index: int) -> dict[str, Any]:
     return out
 
 
-def characters(graph: MemoryGraph, limit: int = 500) -> list[dict[str, Any]]:
-    return graph.ex.read("explore/characters", limit=limit)
+@dataclass(frozen=True)
+class CharacterSummary:
+    """A character as the index lists it: id, name, size and members (`face_3`, `voice_5`)."""
+
+    char_id: int
+    name: str | None
+    size: int | None
+    members: list[str]
+
+
+def characters(graph: MemoryGraph, limit: int = 500) -> list[CharacterSummary]:
+    return [CharacterSummary(**r) for r in graph.ex.read("explore/characters", limit=limit)]
 
 
 @dataclass

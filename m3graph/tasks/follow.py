@@ -2,7 +2,7 @@
 
 What a clip is doing comes from the workers' step activity of this submission (`m3graph.tasks.progress`);
 whether it is finished comes from the step results recorded there as the steps end (the same transitions the
-clips' graph states record). Passed to `m3graph.ingest.ingest_cli.run_ingest` as its runner, so the
+clips' graph states record). Passed to `m3graph.ingest.runner.run_ingest` as its runner, so the
 ingestion package never imports the tasks package.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from m3graph.ingest.ingest_cli import POLL_S, ProgressView, _failure, _n, graph_totals, summary
+from m3graph.ingest.runner import POLL_S, ProgressSink, _failure, _n, graph_totals, summary
 from m3graph.settings import Settings
 
 
@@ -64,7 +64,7 @@ def clip_stage(steps: dict[str, dict[str, Any]]) -> tuple[str, str | None]:
     return "queued", None
 
 
-def poll_job(client: Any, job: WorkerJob, view: ProgressView) -> None:
+def poll_job(client: Any, job: WorkerJob, view: ProgressSink) -> None:
     """Reads the job's clips, shows what changed, and marks the job finished (all memorized) or failed.
 
     A failed step ends the job at once: the chain does not run its later clips after a failure.
@@ -107,7 +107,7 @@ def _release(result: Any) -> None:
             result.forget()
 
 
-def run_celery(settings: Settings, sources: list[tuple[Path, str]], view: ProgressView,
+def run_celery(settings: Settings, sources: list[tuple[Path, str]], view: ProgressSink,
                append: bool = False) -> list[str]:
     from m3graph.graphdb.store import MemoryGraph
     from m3graph.tasks.app import configure

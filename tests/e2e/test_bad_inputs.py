@@ -435,7 +435,7 @@ def test_settings_object_is_still_a_plain_settings(tmp_path: Path, monkeypatch: 
 
 def test_a_file_name_that_is_no_valid_id_still_gives_one() -> None:
     """Without --video-id the id comes from the file name; a unicode or spaced name must not fail at commit."""
-    from m3graph.ingest.ingest_cli import _video_id
+    from m3graph.ingest.runner import _video_id
 
     for name in ("café (1).mp4", "视频.mp4", "_x.mp4", "a" * 300 + ".mp4", "it's.mp4"):
         check_video_id(_video_id(Path(name)))

@@ -102,7 +102,7 @@ def test_cli_refuses_bad_input_in_one_line(case: str, graph: MemoryGraph, inputs
 def test_exit_codes_are_distinct_and_documented() -> None:
     codes = {name: value for name, value in vars(exit_codes).items() if name.isupper() and isinstance(value, int)}
     assert len(set(codes.values())) == len(codes), codes
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = page.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
     for value in codes.values():
-        assert f"| {value} |" in section, f"exit status {value} is not in README 'Exit codes'"
+        assert f"| {value} |" in section, f"exit status {value} is not in docs/cli.md 'Exit codes'"

@@ -1,32 +1,46 @@
-"""What `m3graph ingest` does: run or queue the per-video workflow, show progress per clip and stage, summarise.
+"""What an ingestion run does, for any front end: run or queue the per-video workflow, report progress to a sink,
+summarise each video, and say which videos failed.
 
-Progress comes from the pipeline's callback in-process, and with `--celery` from `m3graph.tasks.follow` (the
-workers' step activity), so both modes print the same lines: the video, a bar, clip i of N, the stage, the
-elapsed time. On a terminal one status line is redrawn in place; anywhere else (CI logs, a pipe) every change
-is a plain line without control characters. A failed clip is shown with its stage and error; the other videos
-go on, and the command exits non-zero at the end.
+Why apart from the command line: the CLI (`m3graph ingest`, with its terminal view in `m3graph.cli.ingest`) and
+the MCP server's ingestion jobs (with the service's in-memory `JobLog`) run the same ingestion; only how progress
+is shown differs. This module never prints and never imports click: progress goes to a `ProgressSink` (the four
+calls `update`, `message`, `finish` and `current`), and a run with failed videos raises `IngestFailed` after the
+other videos went on.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, Protocol
 
-import click
-
+from m3graph.errors import M3GraphError
 from m3graph.settings import Settings
 
-BAR_WIDTH = 20
 POLL_S = 0.5
-# How far through a clip each stage is, for the bar: perception dominates a clip's time.
-STAGE_FRACTION = {"queued": 0.0, "cut": 0.05, "faces": 0.15, "voices": 0.15, "faces+voices": 0.15,
-                  "perceived": 0.8, "waiting": 0.8, "resolve": 0.8, "memorize": 0.85, "done": 1.0, "failed": 0.0}
-# Pipeline callback stage -> displayed stage (in-process, faces and voices run together in two threads).
-INPROCESS_STAGE = {"perceive": "faces+voices"}
+
+
+class ProgressSink(Protocol):
+    """Where a run reports progress: a terminal view, or a job's log that a client polls."""
+
+    tty: bool
+    current: dict[str, tuple[int, int, str, str | None]]  # video -> (index, total, stage, detail)
+
+    def update(self, video: str, index: int, total: int, stage: str, detail: str | None = None) -> None: ...
+
+    def message(self, text: str, err: bool = False) -> None: ...
+
+    def finish(self, video: str) -> None: ...
+
+
+class IngestFailed(M3GraphError):
+    """Some videos of the run failed (each was reported to the sink with its clip and stage)."""
+
+    def __init__(self, failed: Sequence[str]) -> None:
+        self.failed = list(failed)
+        super().__init__(f"{_n(len(self.failed), 'video')} failed: {', '.join(self.failed)}")
 
 
 def _video_id(path: Path) -> str:
@@ -37,85 +51,6 @@ def _video_id(path: Path) -> str:
 
 def _n(count: int, word: str, plural: str | None = None) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {plural or word + 's'}"
-
-
-# ---------------------------------------------------------------------------------------------- rendering
-
-
-class ProgressView:
-    """Progress lines per video; a redrawn status line on a TTY, plain lines otherwise."""
-
-    def __init__(self, stream: IO[str] | None = None, tty: bool | None = None) -> None:
-        self.stream = stream or sys.stdout
-        self.tty = self.stream.isatty() if tty is None else tty
-        self.started: dict[str, float] = {}
-        self.current: dict[str, tuple[int, int, str, str | None]] = {}  # video -> (index, total, stage, detail)
-        self.active: dict[str, str] = {}  # unfinished video -> its status text (TTY line)
-        self._drawn = 0  # characters of the status line now on screen
-
-    def line(self, video: str, index: int, total: int, stage: str, detail: str | None = None) -> str:
-        frac = min(1.0, (index + STAGE_FRACTION.get(stage, 0.0)) / max(total, 1))
-        filled = round(frac * BAR_WIDTH)
-        now = time.monotonic()
-        elapsed = now - self.started.setdefault(video, now)
-        extra = f" ({detail})" if detail else ""
-        return (f"  {video} [{'#' * filled}{'-' * (BAR_WIDTH - filled)}] clip {index + 1}/{total} "
-                f"{stage}{extra}  {elapsed:.1f} s")
-
-    def update(self, video: str, index: int, total: int, stage: str, detail: str | None = None) -> None:
-        """One clip reached a stage; repeated calls with the same state print nothing."""
-        stage = INPROCESS_STAGE.get(stage, stage)
-        state = (index, total, stage, detail)
-        if self.current.get(video) == state:
-            return
-        self.current[video] = state
-        text = self.line(video, index, total, stage, detail)
-        if not self.tty:
-            self._write(text + "\n")
-            return
-        if stage in ("done", "failed"):  # finished clips stay on screen, above the status line
-            self.active.pop(video, None)
-            self._permanent(text)
-        else:
-            self.active[video] = text.strip()
-            self._redraw()
-
-    def message(self, text: str, err: bool = False) -> None:
-        """A line of its own (summary, failure), printed above the status line on a TTY."""
-        if self.tty:
-            self._clear()
-        click.echo(text, err=err)
-        if self.tty:
-            self._redraw()
-
-    def finish(self, video: str) -> None:
-        self.active.pop(video, None)
-        if self.tty:
-            self._redraw()
-
-    def _permanent(self, text: str) -> None:
-        self._clear()
-        self._write(text + "\n")
-        self._redraw()
-
-    def _clear(self) -> None:
-        if self._drawn:
-            self._write("\r" + " " * self._drawn + "\r")
-            self._drawn = 0
-
-    def _redraw(self) -> None:
-        self._clear()
-        if self.active:
-            text = " | ".join(self.active.values())
-            self._write(text)
-            self._drawn = len(text)
-
-    def _write(self, text: str) -> None:
-        self.stream.write(text)
-        self.stream.flush()
-
-
-# ---------------------------------------------------------------------------------------------- summary
 
 
 def summary(graph: Any, video_id: str, reports: Sequence[dict[str, Any]]) -> str:
@@ -136,14 +71,17 @@ def graph_totals(graph: Any) -> str:
             f"{_n(counts.get('Character', 0), 'character')}, {_n(counts.get('Memory', 0), 'memory', 'memories')}")
 
 
-class IngestFailed(click.ClickException):
-    exit_code = 1
+def _failure(video: str, state: tuple[int, int, str, str | None] | None, error: str) -> str:
+    if state is None:
+        return f"{video}: FAILED before its first clip: {error}"
+    index, total, stage, _ = state
+    return f"{video}: clip {index + 1}/{total} FAILED at {stage}: {error}"
 
 
 # ---------------------------------------------------------------------------------------------- in-process
 
 
-def _inprocess(settings: Settings, sources: list[tuple[Path, str]], view: ProgressView,
+def _inprocess(settings: Settings, sources: list[tuple[Path, str]], view: ProgressSink,
                append: bool = False) -> list[str]:
     from m3graph.embedding import text_embedder
     from m3graph.graphdb.store import MemoryGraph
@@ -169,13 +107,6 @@ def _inprocess(settings: Settings, sources: list[tuple[Path, str]], view: Progre
     return failed
 
 
-def _failure(video: str, state: tuple[int, int, str, str | None] | None, error: str) -> str:
-    if state is None:
-        return f"{video}: FAILED before its first clip: {error}"
-    index, total, stage, _ = state
-    return f"{video}: clip {index + 1}/{total} FAILED at {stage}: {error}"
-
-
 # ---------------------------------------------------------------------------------------------- entry point
 
 
@@ -183,16 +114,15 @@ Runner = Callable[..., list[str]]  # (settings, [(source, video id)], view, appe
 
 
 def run_ingest(settings: Settings, videos: list[Path], live_dir: Path | None, runner: Runner | None,
-               video_id: str | None, view: ProgressView | None = None) -> None:
+               video_id: str | None, view: ProgressSink) -> None:
     """Ingests in this process, or with `runner` (`m3graph.tasks.follow.run_celery`: queue and follow workers).
 
     The Celery runner is passed in rather than imported, so this package never imports `m3graph.tasks`
-    (tasks depend on ingestion, one way).
+    (tasks depend on ingestion, one way). Raises `IngestFailed` naming the videos that failed.
     """
     from m3graph.localserver.server import ensure_server
 
     ensure_server(settings)
-    view = view or ProgressView()
     if not view.tty:
         _quiet_library_bars()
     run = runner or _inprocess
@@ -203,7 +133,7 @@ def run_ingest(settings: Settings, videos: list[Path], live_dir: Path | None, ru
     if live_dir is not None:
         failed += _live(settings, live_dir, video_id, run, view)
     if failed:
-        raise IngestFailed(f"{_n(len(failed), 'video')} failed: {', '.join(failed)}")
+        raise IngestFailed(failed)
 
 
 def _quiet_library_bars() -> None:
@@ -219,7 +149,7 @@ def _quiet_library_bars() -> None:
         hf_logging.disable_progress_bar()
 
 
-def _live(settings: Settings, live_dir: Path, video_id: str | None, run: Any, view: ProgressView) -> list[str]:
+def _live(settings: Settings, live_dir: Path, video_id: str | None, run: Runner, view: ProgressSink) -> list[str]:
     from m3graph.ingest.live import watch_clips
 
     live_id = video_id or _video_id(live_dir)
@@ -233,3 +163,6 @@ def _live(settings: Settings, live_dir: Path, video_id: str | None, run: Any, vi
     except KeyboardInterrupt:
         stop.set()
     return failed
+
+
+__all__ = ["POLL_S", "IngestFailed", "ProgressSink", "Runner", "graph_totals", "run_ingest", "summary"]

@@ -1,4 +1,5 @@
-"""`m3graph eval identity-video`: the labelled test video of real people, ingested and scored against its manifest."""
+"""`m3graph eval identity-video`: the labelled test video of real people, ingested and scored against its manifest
+(development kit: m3graph/devkit/eval_cli.py registers it)."""
 
 from __future__ import annotations
 
