@@ -36,7 +36,7 @@ trap stop_leftover_servers EXIT
 stop_leftover_servers  # from an earlier run, before pytest wipes its basetemp
 
 lint_paths=()
-for path in m3graph tests bench; do
+for path in m3graph tests bench examples; do
     [ -e "${path}" ] && lint_paths+=("${path}")
 done
 .venv/bin/ruff check "${lint_paths[@]}"

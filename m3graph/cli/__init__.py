@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from m3graph import __version__
 from m3graph.cli.browser import browser
 from m3graph.cli.calibrate import calibrate
 from m3graph.cli.chat import ingest_chat
@@ -47,6 +48,7 @@ def print_results(results: Sequence[ClipHit]) -> None:
 
 
 @click.group()
+@click.version_option(__version__, "--version", prog_name="m3graph", message="%(prog)s %(version)s")
 @click.option("-v", "--verbose", is_flag=True, help="Log progress and queries (names only, never values).")
 @click.pass_context
 def main(ctx: click.Context, verbose: bool) -> None:

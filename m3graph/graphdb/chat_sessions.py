@@ -6,18 +6,18 @@ path, whoever calls it (`m3graph ingest-chat`, the MCP `remember`/`ingest_chat` 
 Speaker entity ids are allocated inside the transaction, under a per-source lock, and the memories' text is
 rendered only then (`render` receives name -> entity id), because `<speaker_N>` tags need the ids.
 
-Statements from speech (`m3graph.speech_statements`, with `chat.speech_facts` on): each turn memory ("Nora <speaker_5>: I moved to Porto")
-also gets one derived SEMANTIC memory per statement it makes ("Nora <speaker_5> moved to Porto."), written in
-the same `write_clip_memories` call, so a chat ingested without a model still gets versioned slots. Why a
-derived memory and not a slot on the turn itself: a turn may state several things (one memory holds one slot),
-and a turn is episodic, never superseded; a superseded turn would hide everything else it said. The derived
-memory goes through the one write path every semantic fact takes (slots, named things, dedup against the
+Statements from speech (`m3graph.speech_statements`, with `chat.speech_facts` on): each turn memory ("Nora
+<speaker_5>: I moved to Porto") also gets one derived SEMANTIC memory per statement it makes ("Nora <speaker_5>
+moved to Porto."), written in the same `write_clip_memories` call, so a chat ingested without a model still gets
+versioned slots. Why a derived memory and not a slot on the turn itself: a turn may state several things (one memory
+holds one slot), and a turn is episodic, never superseded; a superseded turn would hide everything else it said. The
+derived memory goes through the one write path every semantic fact takes (slots, named things, dedup against the
 source's facts, versions), carries the turn's `source_ids`, times and embedding (the turn's words, which the
 statement restates: search finds both), and is supported by the session's clip: re-ingesting skips the stored
-session and changes nothing, deleting the clip retracts what it derived and recomputes the slots. The subject is
-the speaker's name with the speaker's tag after it, the form a memorizer's facts about a speaker take, so speech
-and `--memorize` facts share one slot and `history <source> Nora` finds them (by name, or through the
-speaker's character).
+session and changes nothing, deleting the clip retracts what it derived and recomputes the slots. The subject is the
+speaker's name with the speaker's tag after it, the form a memorizer's facts about a speaker take, so speech and
+`--memorize` facts share one slot and `history <source> Nora` finds them (by name, or through the speaker's
+character).
 """
 
 from __future__ import annotations

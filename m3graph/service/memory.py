@@ -22,9 +22,10 @@ from m3graph.errors import InvalidInputError, NotFoundError
 from m3graph.fact_versions import thing_key
 from m3graph.graphdb import facts
 from m3graph.graphdb.files import memory_files
+from m3graph.graphdb.speech import SPEAKER_LINE
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import is_equivalence, parse_tags, render_characters
-from m3graph.graphdb.types import ClipResult, RenderedMemory
+from m3graph.graphdb.types import ClipResult, RenderedMemory, clip_key
 from m3graph.service import reads
 from m3graph.service.evidence import Evidence
 from m3graph.service.jobs import IngestJobs, IngestRun
@@ -93,6 +94,12 @@ class Controller(Protocol):
 ControllerFactory = Callable[[Any, int | None, str | None], Controller]
 
 
+def _speaker(text: str) -> str | None:
+    """The name of the speaker of a conversation turn ("Nora <speaker_5>: ..."), None for any other memory."""
+    said = SPEAKER_LINE.match(text)
+    return said.group("name").strip() if said else None
+
+
 def _clip_label(key: str) -> str:
     return f"CLIP_{key.rsplit('#', 1)[1]}"
 
@@ -158,7 +165,8 @@ class MemoryService:
                               score=m.score if with_scores else None,
                               superseded=m.superseded if m.current is False and m.superseded else None,
                               files=[FileRef(**plain(f)) for f in files[m.memory_id]] if m.memory_id in files else None,
-                              slot=m.slot, current=m.current)
+                              slot=m.slot, current=m.current, speaker=_speaker(m.raw_text),
+                              clip=clip_key(result.video_id, result.clip_index))
                     for m in result.memories if not is_equivalence(m.raw_text)]
         return ClipHit(video_id=result.video_id, clip_index=result.clip_index, start_s=result.start_s,
                        end_s=result.end_s, started_at=result.started_at, memories=memories,

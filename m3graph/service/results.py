@@ -79,6 +79,10 @@ class MemoryHit(Result):
     files: list[FileRef] | None = None
     slot: str | None = Field(default=None, exclude=True)
     current: bool | None = Field(default=None, exclude=True)
+    # For Python callers (m3graph.client): who said it (a conversation turn's speaker, by name) and the clip key
+    # ("source#N") it was found in; not in the tools' JSON yet, whose shape the MCP tests pin.
+    speaker: str | None = Field(default=None, exclude=True)
+    clip: str | None = Field(default=None, exclude=True)
 
     @field_serializer("score")
     def _rounded(self, value: float | None) -> float | None:
@@ -126,6 +130,15 @@ class SearchResult(Result):
     before_clip: int | None
     characters: list[int]
     clips: list[ClipHit]
+
+    @property
+    def hits(self) -> list[MemoryHit]:
+        """Every memory shown, best first: by score where the ranking scored memories (node mode), else in the
+        clips' order. Each carries its `memory_id` and `clip` key, to cite or correct it."""
+        found = [m for c in self.clips for m in c.memories]
+        if self.mode == "node":
+            return sorted(found, key=lambda m: -(m.score if m.score is not None else -2.0))
+        return found
 
 
 # ------------------------------------------------------------------------------------------------ reads
