@@ -15,10 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 from m3graph.cli import main
+from m3graph.cli.ingest import ProgressView
 from m3graph.devkit.testmedia import Manifest
 from m3graph.graphdb.clip_state import ClipState
 from m3graph.graphdb.store import MemoryGraph
-from m3graph.cli.ingest import ProgressView
 from m3graph.reasoning.perception_memorizer import ClipPerception, Memorization
 from m3graph.settings import Settings
 from m3graph.tasks.follow import WorkerJob, clip_stage, poll_job
