@@ -793,7 +793,9 @@ class Settings(BaseSettings):
     fps: float = Field(5.0, gt=0, description="Frames per second sampled from a clip for faces.")
     data_dir: Path = Field(Path(".m3graph/data"), description=(
         "Face crops, audio, clips and raw model outputs: files, never graph blobs (scratch only with an S3 "
-        "`storage.url`)."))
+        "`storage.url`). Made absolute once, when the settings are built: a relative path in the config file is "
+        "taken from the config file's folder, any other relative path (environment, option, this default) from "
+        "the working directory at start, so a later `cd` never points a command at another copy of the data."))
     control_rounds: int = Field(5, ge=1, description="The most search rounds the controller takes for one question.")
 
     @model_validator(mode="before")
@@ -810,6 +812,12 @@ class Settings(BaseSettings):
             object.__setattr__(identity, "voice_dim", dim)  # frozen; left unmarked, so it keeps following
             object.__setattr__(self, "identity", identity)
         return self
+
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute_data_dir(cls, value: Path) -> Path:
+        """Relative values not anchored by `_AnchoredToml` are taken from the working directory, here, once."""
+        return absolute_path(value)
 
     @field_validator("neo4j_uri")
     @classmethod
@@ -864,10 +872,27 @@ class Settings(BaseSettings):
         path = config_path()
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
         if path.is_file():
-            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+            sources.append(_AnchoredToml(settings_cls, toml_file=path))
         elif "M3GRAPH_CONFIG" in os.environ:
             raise ConfigError(f"M3GRAPH_CONFIG points to {path}, which is not a file")
         return tuple(sources)
+
+
+def absolute_path(value: Path | str) -> Path:
+    """`value` as an absolute, normalized path (``~`` expanded, ``..`` folded; symlinks are kept as given)."""
+    return Path(os.path.abspath(Path(value).expanduser()))
+
+
+class _AnchoredToml(TomlConfigSettingsSource):
+    """The config file, with a relative `data_dir` in it taken from the file's own folder: the file says where
+    its data lives, wherever the command that reads it is started."""
+
+    def _read_file(self, file_path: Any) -> dict[str, Any]:
+        data = super()._read_file(file_path)
+        value = data.get("data_dir")
+        if isinstance(value, str) and not Path(value).expanduser().is_absolute():
+            data["data_dir"] = str(absolute_path(Path(str(file_path)).absolute().parent / value))
+        return data
 
 
 def config_path() -> Path:

@@ -8,11 +8,18 @@ it, and the deletion that leaves the graph without any data also removes the glo
 (`delete/unused_bookkeeping`): while data remains they stay, since a counter keeps its ids from being reused.
 Files shared in a conversation session go with the last session holding them (`graphdb/files.py`): the deletes
 return the stored copies' paths, which the store removes after the transaction commits.
+
+`StoredCopies` is the check around the whole delete: before it, the stored copies the graph names (cuts, crops,
+snippets, shared files' copies) and which of them exist; after it, any still there are removed, and those that
+were missing are reported as an error. The graph part is not held back for a missing file (a person must stay
+deletable when their crops were lost), but it is never silent: a missing copy usually means a data directory or
+store other than the one the media was written to, where the copies still are.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,6 +32,7 @@ from m3graph.graphdb.identity import EntityState
 from m3graph.graphdb.tags import parse_tags
 from m3graph.graphdb.types import clip_key
 from m3graph.settings import Settings
+from m3graph.storage import MissingCopiesError, key_of, media_store
 
 
 def _repair_entities(tx: Tx, settings: Settings, ids: list[int]) -> list[int]:
@@ -48,6 +56,7 @@ def _repair_entities(tx: Tx, settings: Settings, ids: list[int]) -> list[int]:
     if updates:
         tx.run("delete/set_exemplars", entities=updates)
     if dead:
+        tx.run("delete/entity_pairs", ids=dead)  # no clip keeps a vote or co-occurrence pair naming them
         tx.run("delete/entities", ids=dead)
     return [i for i in ids if i not in set(dead)]
 
@@ -143,6 +152,7 @@ def delete_character(ex: Executor, settings: Settings, char_id: int) -> dict[str
             raise NotFoundError(f"character {char_id} does not exist")
         supporting = tx.one("clip/supporting_clips", memory_ids=scope["memory_ids"])["clip_keys"]
         doomed = _untag_photos(tx, scope["memory_ids"], scope["entity_ids"])
+        tx.run("delete/entity_pairs", ids=scope["entity_ids"])  # before their edges go: they find the clips
         tx.run("delete/character", entity_ids=scope["entity_ids"], memory_ids=doomed)
         for video_id in sorted({s["video_id"] for s in scope["slots"]}):  # older facts may hold again
             refresh_slots(tx, video_id, [s["slot_key"] for s in scope["slots"] if s["video_id"] == video_id])
@@ -157,3 +167,58 @@ def delete_character(ex: Executor, settings: Settings, char_id: int) -> dict[str
                 "photos_untagged": len(scope["memory_ids"]) - len(doomed)}
 
     return ex.write_tx(work, label="delete_character")
+
+
+SHOWN = 5  # missing copies named in the error; the count says how many more
+
+
+@dataclass(frozen=True)
+class StoredCopies:
+    """The stored copies a delete must remove, as the graph names them, and which were in the store before it."""
+
+    settings: Settings
+    what: str  # "clip v#3", "video v", "character 4": for the error message
+    expected: frozenset[str]
+    present: frozenset[str]
+
+    @classmethod
+    def of(cls, settings: Settings, what: str, refs: list[str | None]) -> StoredCopies:
+        """Reads the store once, before the delete (refs the graph holds: keys or legacy host paths; others, such
+        as an http URL, name nothing this store holds and are left out)."""
+        keys = frozenset(k for k in (key_of(r, settings.data_dir) for r in refs) if k is not None)
+        return cls(settings, what, keys, frozenset(media_store(settings).existing(keys)))
+
+    @classmethod
+    def of_clips(cls, ex: Executor, settings: Settings, video_id: str, clip_index: int | None = None) -> StoredCopies:
+        """A clip's copies (`clip_index` given) or every clip's of a video."""
+        refs = ex.read("delete/clip_copies", video_id=video_id, clip_index=clip_index)[0]["refs"]
+        what = f"video {video_id}" if clip_index is None else f"clip {clip_key(video_id, clip_index)}"
+        return cls.of(settings, what, refs)
+
+    @classmethod
+    def of_character(cls, ex: Executor, settings: Settings, char_id: int) -> StoredCopies:
+        """A person's face crops and voice snippets."""
+        refs = [r["uri"] for r in ex.read("delete/character_files", char_id=char_id)]
+        return cls.of(settings, f"character {char_id}", refs)
+
+    def settle(self) -> None:
+        """After the graph delete and its file removal: removes any expected copy still in the store (a clip's
+        imported crops, say), then raises `MissingCopiesError` naming the copies that were missing before the
+        delete or that could not be removed. Re-running it is harmless: what is gone stays gone."""
+        store = media_store(self.settings)
+        left = store.existing(self.expected)
+        if left:
+            store.delete_keys(sorted(left))
+            left = store.existing(left)
+        missing = sorted(self.expected - self.present)
+        if not missing and not left:
+            return
+        where = str(self.settings.data_dir) if store.is_local else self.settings.storage.url
+        problems = []
+        if missing:
+            more = f" and {len(missing) - SHOWN} more" if len(missing) > SHOWN else ""
+            problems.append(f"{len(missing)} stored copies it names were missing from {where}: "
+                            f"{', '.join(missing[:SHOWN])}{more} (is this the data directory they were written to?)")
+        if left:
+            problems.append(f"{len(left)} could not be removed: {', '.join(sorted(left)[:SHOWN])}")
+        raise MissingCopiesError(f"{self.what} was deleted from the graph, but " + "; ".join(problems))

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from m3graph.errors import InvalidInputError, NotFoundError
 from m3graph.fact_versions import thing_key
 from m3graph.graphdb import facts
+from m3graph.graphdb.deletion import StoredCopies
 from m3graph.graphdb.files import memory_files
 from m3graph.graphdb.speech import SPEAKER_LINE
 from m3graph.graphdb.store import MemoryGraph
@@ -351,17 +352,26 @@ class MemoryService:
                               note=None if undone else "the vote was already undone")
 
     def delete(self, request: DeleteRequest) -> Deleted:
+        """The graph part, then every stored copy it named; a copy that was missing raises `MissingCopiesError`
+        after the rest is done (`deletion.StoredCopies`), so no front end reports a clean delete that left media."""
+        ex, settings = self.graph.ex, self.graph.settings
         if request.kind == "clip":
             assert request.video is not None and request.clip is not None  # the request checked it
+            copies = StoredCopies.of_clips(ex, settings, request.video, request.clip)
             self.graph.delete_clip(request.video, request.clip)
+            copies.settle()
             return Deleted(deleted="clip", video=request.video, clip=request.clip)
         if request.kind == "video":
             assert request.video is not None
+            copies = StoredCopies.of_clips(ex, settings, request.video)
             n = self.graph.delete_video(request.video)
+            copies.settle()
             return Deleted(deleted="video", video=request.video, clips=n)
         assert request.char_id is not None
-        return Deleted(deleted="character", char_id=request.char_id,
-                       summary=self.graph.delete_character(request.char_id))
+        copies = StoredCopies.of_character(ex, settings, request.char_id)
+        summary = self.graph.delete_character(request.char_id)
+        copies.settle()
+        return Deleted(deleted="character", char_id=request.char_id, summary=summary)
 
     # -- ingestion jobs ------------------------------------------------------------------------------------
     def ingest_status(self, request: IngestStatusRequest) -> JobStatus | JobList:

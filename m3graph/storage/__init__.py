@@ -16,12 +16,12 @@ import functools
 from pathlib import Path
 
 from m3graph.settings import Settings, StorageConfig
-from m3graph.storage.base import MediaStore
+from m3graph.storage.base import MediaStore, MissingCopiesError
 from m3graph.storage.keys import check_key, is_key, key_of
 from m3graph.storage.local import LocalStore, atomic_write_bytes
 
-__all__ = ["LocalStore", "MediaStore", "atomic_write_bytes", "check_key", "fetch", "is_key", "key_of",
-           "media_store", "publish", "scratch"]
+__all__ = ["LocalStore", "MediaStore", "MissingCopiesError", "atomic_write_bytes", "check_key", "fetch", "is_key",
+           "key_of", "media_store", "publish", "scratch"]
 
 
 @functools.lru_cache(maxsize=8)

@@ -6,7 +6,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from m3graph.errors import M3GraphError
+
 CHUNK = 1 << 20
+
+
+class MissingCopiesError(M3GraphError):
+    """A delete went through in the graph, but stored copies the graph named were not in the store (or could not
+    be removed): the data directory or store in use may not be the one the media was written to."""
 
 
 class MediaStore(ABC):
@@ -40,6 +47,24 @@ class MediaStore(ABC):
 
     def exists(self, key: str) -> bool:
         return self.size(key) is not None
+
+    def existing(self, keys: Iterable[str]) -> set[str]:
+        """Which of `keys` have an object: one listing per folder of a video or import (a video's crops can be
+        thousands of objects: one request per key would be slow on S3), one lookup per other key."""
+        found: set[str] = set()
+        folders: dict[str, list[str]] = {}
+        for key in set(keys):
+            parts = key.split("/")
+            if parts[0] in ("videos", "imports") and len(parts) > 2:
+                folders.setdefault(f"{parts[0]}/{parts[1]}/", []).append(key)
+            elif self.exists(key):
+                found.add(key)
+        for prefix, wanted in folders.items():
+            if len(wanted) == 1:
+                found.update(k for k in wanted if self.exists(k))
+            else:
+                found.update(set(wanted) & set(self.list(prefix)))
+        return found
 
     @abstractmethod
     def list(self, prefix: str) -> list[str]:

@@ -257,3 +257,24 @@ def test_deleting_a_character_takes_the_votes_about_it(graph: MemoryGraph) -> No
     votes = rows(graph, "MATCH (v:IdentityVote) RETURN v.vote_id AS id")
     assert votes == [{"id": other.vote_id}]  # the vote about a went with a; b-c stays (both remain)
     assert "Counter" in _bookkeeping(graph)
+
+
+def _pairs(mg: MemoryGraph) -> dict[str, list[str]]:
+    return {r["k"]: r["pairs"] for r in rows(mg, "MATCH (c:Clip) RETURN c.clip_key AS k, "
+                                                 "coalesce(c.vote_pairs, []) + coalesce(c.cooccur_pairs, []) AS pairs")}
+
+
+def test_deleting_a_character_leaves_no_pair_naming_it_on_a_clip(graph: MemoryGraph) -> None:
+    """`Clip.vote_pairs` / `cooccur_pairs` list the SAME_AS and CO_OCCURS edges a clip contributed to; a deleted
+    person's ids leave them, other pairs stay, and the clips can still be deleted cleanly afterwards."""
+    s = _story(graph)
+    before = _pairs(graph)
+    assert f"{s.a}:{s.v}" in before["v1#0"] and f"{min(s.a, s.c)}:{max(s.a, s.c)}" in before["v1#1"]
+    graph.vote_identity(s.b, s.c, "different")
+    graph.delete_character(graph.characters_of([s.a])[s.a])
+    gone = {str(s.a), str(s.v)}
+    after = _pairs(graph)
+    assert not [p for pairs in after.values() for p in pairs if gone & set(p.split(":"))], after
+    for video, clip in (("v1", 1), ("v1", 0), ("v2", 0), ("v1", 2)):
+        graph.delete_clip(video, clip)
+        assert_no_orphans(graph)

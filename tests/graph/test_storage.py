@@ -13,13 +13,14 @@ import pytest
 from m3graph.data_files import ClipFiles
 from m3graph.embedding import text_embedder
 from m3graph.errors import ConfigError, InvalidInputError, NotFoundError, RetryableError
+from m3graph.graphdb.deletion import StoredCopies
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import EquivalenceVote, FaceCluster, VoiceCluster
 from m3graph.ingest.pipeline import _FACES, _VOICES, clip_infos, commit_clip
 from m3graph.reasoning.perception_memorizer import PerceptionMemorizer
 from m3graph.schema.migrations import backfill_media_keys
 from m3graph.settings import load_settings
-from m3graph.storage import LocalStore, MediaStore, media_store
+from m3graph.storage import LocalStore, MediaStore, MissingCopiesError, media_store
 from m3graph.storage.s3 import S3Store
 from tests.graph.test_memorize import _plan
 from tests.helpers.graph import face_cluster, rng, rows, unit, voice_cluster, with_settings
@@ -188,6 +189,26 @@ def test_with_s3_deletion_removes_the_objects_biometric_data_included(
     g.delete_video("bio3")
     assert server.keys(bucket, "m3/videos/bio3/") == []
     assert not [f for f in _local_files(g.settings.data_dir) if "bio3" in f]
+
+
+def test_with_s3_a_delete_finds_missing_copies_in_the_bucket(s3_graph: tuple[MemoryGraph, S3Server, str]) -> None:
+    """The check around a delete (what the graph names, what the bucket holds) works on the object store too:
+    one listing per video folder, the missing object named, the remaining ones removed."""
+    g, server, bucket = s3_graph
+    _stage_in_store(g, "chk3", 2)
+    lost = "videos/chk3/crops/00001/p1_0.jpg"
+    media_store(g.settings).delete_keys([lost])
+    copies = StoredCopies.of_clips(g.ex, g.settings, "chk3", 1)
+    assert len(copies.expected) == 4 + 2 + 1 and copies.expected - copies.present == {lost}
+    g.delete_clip("chk3", 1)
+    with pytest.raises(MissingCopiesError, match=lost) as failed:
+        copies.settle()
+    assert "clip chk3#1 was deleted from the graph" in str(failed.value) and SECRET_KEY not in str(failed.value)
+    copies = StoredCopies.of_clips(g.ex, g.settings, "chk3")
+    assert len(copies.expected) == 7 and copies.present == copies.expected
+    g.delete_video("chk3")
+    copies.settle()  # nothing missing: no error
+    assert server.keys(bucket, "m3/videos/chk3/") == []
 
 
 # ---------------------------------------------------------------------------------------------- migration 15
