@@ -18,7 +18,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pytest
@@ -330,12 +330,15 @@ def _search_cases(dim: int) -> dict[str, tuple[dict[str, Any], str]]:
     }
 
 
-@pytest.mark.parametrize("mode", ["search_clip", "search_node"])
+@pytest.mark.parametrize("mode", ["clip", "node"])
 @pytest.mark.parametrize("case", sorted(_search_cases(4)))
-def test_bad_search_request_is_refused(case: str, mode: str, baseline: tuple[MemoryGraph, list[str]]) -> None:
+def test_bad_search_request_is_refused(case: str, mode: Literal["clip", "node"],
+                                       baseline: tuple[MemoryGraph, list[str]]) -> None:
     g, _ = baseline
     kwargs, says = _search_cases(g.settings.memory.text_dim)[case]
-    _refused(lambda: getattr(g.search, mode)(**kwargs, videos=[BASE_VIDEO]), InvalidInputError, says)
+    vector = kwargs.pop("query")
+    _refused(lambda: g.search.search(SearchSpec(vector, mode=mode, videos=[BASE_VIDEO], **kwargs)), InvalidInputError,
+             says)
 
 
 def test_bad_vectors_in_store_input_are_refused(baseline: tuple[MemoryGraph, list[str]]) -> None:
