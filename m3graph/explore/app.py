@@ -47,6 +47,11 @@ def create_app(service: MemoryService, token: str, *, hosts: Sequence[str] | Non
         where = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', '')}" for e in exc.errors())
         return ex.page(request, "error.html", status_code=422, message=f"unusable request: {where}")
 
+    @app.exception_handler(UnicodeError)
+    async def undecodable(request: Request, exc: UnicodeError) -> Response:
+        # Any route that reads bytes as text (a form, a query): bad bytes are the client's error, not a 500.
+        return ex.page(request, "error.html", status_code=400, message="the request is not UTF-8 text")
+
     @app.exception_handler(M3GraphError)
     async def failed(request: Request, exc: M3GraphError) -> Response:
         return ex.page(request, "error.html", status_code=400, message=str(exc))

@@ -31,6 +31,7 @@ HERE = Path(__file__).resolve().parent
 # The service's bound on ids and clip indexes (inside Neo4j's 64-bit integers): a larger one can name nothing.
 Id = Annotated[int, PathParam(ge=0, le=MAX_INDEX)]
 _CHAR_TAG = re.compile(r"&lt;character_(\d+)&gt;")
+MAX_FORM_FIELDS = 50  # the pages' forms have fewer than 10
 
 def render_memory(text: str) -> Markup:
     """Escaped memory text with each `<character_K>` turned into a link with the character's avatar."""
@@ -70,7 +71,16 @@ class Explorer:
             request, name, {"csrf": self.csrf, "can_ask": self.can_ask, **context}, status_code=status_code)
 
     async def form(self, request: Request) -> dict[str, str]:
-        fields = {k: v[-1] for k, v in parse_qs((await request.body()).decode()).items()}
+        """The posted form's fields (URL-encoded UTF-8, as the pages send it), after its CSRF field is checked;
+        bytes that are not UTF-8 (raw or percent-escaped) or too many fields are an input error (400)."""
+        try:
+            text = (await request.body()).decode("utf-8")
+            parsed = parse_qs(text, encoding="utf-8", errors="strict", max_num_fields=MAX_FORM_FIELDS)
+        except UnicodeDecodeError:
+            raise InvalidInputError("the form is not UTF-8 text; nothing was done") from None
+        except ValueError as exc:
+            raise InvalidInputError(f"unusable form: {exc}; nothing was done") from None
+        fields = {k: v[-1] for k, v in parsed.items()}
         if not token_ok(self.csrf, fields.get("csrf")):
             raise InvalidInputError("the form has no valid CSRF field; reload the page")
         return fields

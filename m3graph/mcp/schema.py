@@ -17,15 +17,18 @@ from m3graph.service.evidence import SchemaState
 
 # label -> (key property, other properties worth querying, what the node means)
 NODES: dict[str, tuple[str, tuple[str, ...], str]] = {
-    "Video": ("video_id", ("name", "clip_count", "duration_s"),
-              "A source: a video, or a conversation (each session is one of its clips)."),
-    "Clip": ("clip_key", ("video_id", "clip_index", "start_s", "end_s", "started_at", "uri", "state", "name"),
+    "Video": ("video_id", ("name", "clip_count", "duration_s", "agent_notes"),
+              "A source: a video, or a conversation (each session is one of its clips); agent_notes marks a "
+              "source of agents' notes (remember), whose clips and memories carry agent_note."),
+    "Clip": ("clip_key", ("video_id", "clip_index", "start_s", "end_s", "started_at", "uri", "state", "name",
+                       "agent_note"),
              "One stretch of a source: a 30-second video window or one conversation session. clip_key is "
              "'video_id#clip_index'; started_at is its absolute start time where known."),
     "Memory": ("memory_id", ("kind", "text", "video_id", "clip_index", "order_in_clip", "support", "support_clips",
                              "first_clip", "last_clip", "is_equivalence", "source_ids", "start_s", "end_s",
                              "slot_key", "slot_subject", "slot_attribute", "slot_value", "negated", "current",
-                             "superseded_by", "superseded_note", "manual_state", "manual_note", "file_sha256"),
+                             "superseded_by", "superseded_note", "manual_state", "manual_note", "file_sha256",
+                             "agent_note"),
                "One remembered sentence: kind 'episodic' (what happened in a clip) or 'semantic' (a lasting fact, "
                "reinforced by later clips). text holds raw <face_N>/<voice_N>/<speaker_N> tags; tools render them "
                "as <character_K>. The embedding property is a vector and is never returned. A fact has a slot "
@@ -35,8 +38,9 @@ NODES: dict[str, tuple[str, tuple[str, ...], str]] = {
              "A persistent face identity across clips (exemplar vectors and a centroid, never returned)."),
     "Voice": ("entity_id", ("name", "dim", "exemplar_quality", "exemplar_obs"),
               "A persistent voice identity across clips (speaker-embedding exemplars, never returned)."),
-    "Speaker": ("speaker_key", ("entity_id", "source_id", "speaker_name"),
-                "A named conversation participant; speaker_key is 'source|name'. Same id space as faces/voices."),
+    "Speaker": ("speaker_key", ("entity_id", "source_id", "speaker_name", "agent"),
+                "A named conversation participant; speaker_key is 'source|name'. Same id space as faces/voices. "
+                "agent marks the writer of agents' notes ('Lily (agent)'), never a person."),
     "Character": ("char_id", ("name", "aliases", "size"),
                   "A person: the faces, voices and speakers judged to be the same individual. Ids are stable; "
                   "merged ids stay in aliases."),

@@ -298,14 +298,17 @@ def _write_tools(server: MCPServer, svc: McpService) -> None:
     @_tool(server, WRITE)
     def remember(
         text: Annotated[str, Field(min_length=1, description="The note, as one or a few sentences.")],
-        source: Annotated[str | None, Field(description="Source id to file it under (default 'agent-notes').")]
-        = None,
-        speaker: Annotated[str | None, Field(description="Who says it (default 'agent'); a name becomes a "
-                                                         "speaker and character of that source.")] = None,
+        source: Annotated[str | None, Field(description="Notes source to file it under (default 'agent-notes'); "
+                                                        "a new id becomes a notes source, a video's or "
+                                                        "conversation's id is refused.")] = None,
+        speaker: Annotated[str | None, Field(description="Who writes it (default 'agent'); a name is stored as "
+                                                         "an agent's ('Lily (agent)'), never as a person of "
+                                                         "another source.")] = None,
     ) -> dict[str, Any]:
-        """Add a note to long-term memory, the same way a chat turn is stored: a new session (clip) of the
-        source, one episodic memory, embedded for search. Returns the source, the clip index and the turn id.
-        It is searchable at once."""
+        """Add an agent's note to long-term memory, the way a chat turn is stored: a new session (clip) of a
+        notes source, one episodic memory marked '[agent note]', embedded for search. Notes never go into a
+        video's or conversation's timeline and never speak as one of its people. Returns the source, the clip
+        index and the turn id. It is searchable at once."""
         with _errors("remember"):
             return svc.remember(text, source, speaker)
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from m3graph.errors import InvalidInputError, NotFoundError
 from m3graph.mcp import schema
 from m3graph.mcp.jobs import ingest_runner
-from m3graph.service import MemoryService, check_video_id
+from m3graph.service import MemoryService, check_video_id, notes
 from m3graph.service.evidence import MAX_SURROGATES, FileText
 from m3graph.service.guarded import CypherRows, GuardLimits, read_cypher
 from m3graph.service.memory import ControllerFactory
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
 MAX_MEDIA_BYTES = 4 << 20  # a crop is ~10 kB, a snippet of a long turn ~1 MB
 
-REMEMBER_SOURCE = "agent-notes"
-REMEMBER_SPEAKER = "agent"
+REMEMBER_SOURCE = notes.NOTES_SOURCE
+REMEMBER_SPEAKER = notes.AGENT
 
 
 class McpService(MemoryService):
@@ -103,24 +103,34 @@ class McpService(MemoryService):
         return plain(summary)
 
     def remember(self, text: str, source: str | None = None, speaker: str | None = None) -> dict[str, Any]:
-        """One note as a one-turn session of `source`: the chat write path (speaker entity, memory, embedding)."""
+        """One note as a one-turn session of a notes source, through the chat write path (speaker entity, memory,
+        embedding); never into a video's or conversation's timeline, never as one of their people
+        (`m3graph.service.notes`: the source, the agent speaker and the marks)."""
         from m3graph.ingest.chat.generic_json import session_digest
+        from m3graph.ingest.chat.ingest import speaker_key
         from m3graph.ingest.chat.model import Conversation, Session, Turn
 
-        text = " ".join(text.split())
-        if not text:
-            raise InvalidInputError("nothing to remember: the text is empty")
-        source = source or REMEMBER_SOURCE
-        speaker = " ".join((speaker or REMEMBER_SPEAKER).split())
-        check_video_id(source)
+        line = notes.note_text(text)
+        name = notes.agent_speaker(speaker)
+        target = check_video_id(source or notes.NOTES_SOURCE)
+        if speaker_key(self.settings.chat.same_speakers, target, name) != f"{target}|{name}":
+            raise InvalidInputError(f"chat.same_speakers maps the note's speaker {name!r} to another speaker; an "
+                                    "agent's note speaks only for itself")
+        source = notes.claim_notes_source(self.graph, target)
         now = datetime.now(UTC)
-        turn = Turn(turn_id=f"note:{uuid.uuid4().hex[:12]}", speaker=speaker, text=text)
+        turn = Turn(turn_id=f"note:{uuid.uuid4().hex[:12]}", speaker=name, text=line)
         session = Session(index=0, started_at=now, turns=(turn,), key=session_digest((turn,), now))
-        conv = Conversation(source_id=source, sessions=(session,), speakers=(speaker,), path=None)
-        summary = self._ingest_conversation(conv)
+        conv = Conversation(source_id=source, sessions=(session,), speakers=(name,), path=None)
+        try:
+            summary = self._ingest_conversation(conv)
+        except BaseException:
+            notes.release_notes_source(self.graph, source)
+            raise
         clips = summary.get("sessions_written") or []
-        return {"remembered": text, "source": source, "speaker": speaker, "clip": clips[0] if clips else None,
-                "turn_id": turn.turn_id, "summary": summary}
+        for clip in clips:
+            notes.mark_note(self.graph, source, clip)
+        return {"remembered": line, "source": source, "speaker": name, "agent_note": True,
+                "clip": clips[0] if clips else None, "turn_id": turn.turn_id, "summary": summary}
 
     def ingest_chat(self, path: str, source_id: str | None = None) -> dict[str, Any]:
         from m3graph.ingest.chat.formats import load_conversation

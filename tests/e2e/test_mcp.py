@@ -31,6 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 from m3graph.embedding import text_embedder
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.ingest.demo import load_demo
+from m3graph.settings import Settings
 from tests.helpers.graph import wipe
 from tests.helpers.media import make_video
 
@@ -42,6 +43,9 @@ WRITE_TOOLS = {"remember", "ingest_chat", "ingest", "ingest_status", "vote_same"
 TOKEN = "test-token-0123456789abcdef"
 ENTRY = [sys.executable, "-m", "m3graph.cli"]
 SCRIPTED_ANSWER = {"answer": "mangoes", "next_query": None}
+# The basis probe (issue 37): with a unit basis vector, score = (1 + cos) / 2 is one coordinate of a stored vector.
+PROBE = ("CALL db.index.vector.queryNodes($index, 1000, $v) YIELD node, score "
+         "RETURN node.memory_id AS id, node.entity_id AS entity, score")
 
 
 # ---------------------------------------------------------------------------------------------- fixtures
@@ -156,10 +160,23 @@ def _all_text(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
+async def _basis_probes_are_refused(call: Calls, settings: Settings) -> None:
+    """The two vector indexes the demo fills (memories, faces), probed with a basis vector of each dimension: an
+    error result naming the oracle, never rows of scores."""
+    for index, dim in (("memory_embedding", settings.memory.text_dim),
+                       ("face_centroid", settings.identity.face_dim)):
+        basis = [1.0] + [0.0] * (dim - 1)
+        refusal = await call.error("read_cypher", query=PROBE, params={"index": index, "v": basis})
+        assert refusal.startswith("cypher refused (vector)") and "queryNodes" in refusal, refusal
+
+
 # ---------------------------------------------------------------------------------------------- stdio
 
 
-def test_stdio_read_only_serves_the_read_tools_on_the_demo_memory(env: dict[str, str], workdir: Path) -> None:
+def test_stdio_read_only_serves_the_read_tools_on_the_demo_memory(env: dict[str, str], workdir: Path,
+                                                                   demo: MemoryGraph) -> None:
+    settings = demo.settings
+
     async def run() -> None:
         async with stdio_client(_stdio(env, workdir)) as (r, w), ClientSession(r, w) as session:
             init = await session.initialize()
@@ -215,6 +232,7 @@ def test_stdio_read_only_serves_the_read_tools_on_the_demo_memory(env: dict[str,
             assert "vector" in await call.error("read_cypher", query="MATCH (m:Memory) RETURN m.embedding LIMIT 1")
             capped = await call.ok("read_cypher", query="UNWIND range(1, 5000) AS i RETURN i")
             assert capped["truncated"] and capped["row_count"] == 1000
+            await _basis_probes_are_refused(call, settings)
 
             answer = await call.ok("ask", question="What fruit does Mia like to eat?", videos=[VIDEO])
             assert answer["answer"] == "mangoes" and answer["outcome"] == "answered"
@@ -246,6 +264,7 @@ def test_stdio_allow_writes_adds_the_write_tools(env: dict[str, str], workdir: P
 
             note = await call.ok("remember", text="The spare key is under the blue flowerpot.", speaker="Lily")
             assert note["source"] == "agent-notes" and note["clip"] == 0
+            assert note["speaker"] == "Lily (agent)" and note["agent_note"]  # an agent's note (test_agent_notes.py)
             found = await call.ok("search_memory", query="where is the spare key", videos=["agent-notes"])
             assert "flowerpot" in _all_text(found)
 
@@ -361,7 +380,9 @@ def test_http_needs_the_token_and_a_local_origin(http_server: str) -> None:
     assert local.status_code == 200
 
 
-def test_http_client_session_calls_tools(http_server: str) -> None:
+def test_http_client_session_calls_tools(http_server: str, demo: MemoryGraph) -> None:
+    settings = demo.settings
+
     async def run() -> None:
         client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"},
                                     timeout=httpx2.Timeout(30, read=300))
@@ -373,6 +394,7 @@ def test_http_client_session_calls_tools(http_server: str) -> None:
             hits = await call.ok("search_memory", query="Where is the newspaper?", videos=[VIDEO], mode="node")
             assert hits["clips"]
             assert "no source" in await call.error("video_timeline", video="nope")
+            await _basis_probes_are_refused(call, settings)
 
     anyio.run(run)
 
