@@ -18,23 +18,12 @@ from m3graph.ingest.chat.ingest import ingest_conversation
 from m3graph.ingest.chat.model import Conversation, Session, Turn
 from m3graph.service.requests import SearchRequest
 from m3graph.service.search import run_search
-from tests.helpers.graph import near, rng, text_dim, unit
+from tests.helpers.graph import PlacedVectors, rng, text_dim, unit
 
 CHAT = "filters-chat"
 # Line -> its cosine to the query. Ann's first line is the closest; her third names Bob but is hers.
 LINES = {"how was kayaking": 0.8, "Kayaking on Lake Tahoe": 0.6, "Bob said the lake": 0.7, "new paddle": 0.65,
          "Nice.": 0.0}
-
-
-class _Vectors:
-    """A text embedder that places each line at its cosine in `LINES` (no model: the filter is under test)."""
-
-    def __init__(self, query: np.ndarray) -> None:
-        self.query, self.dim, self.g = query, query.shape[0], rng(4)
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return np.stack([near(self.query, next((c for k, c in LINES.items() if k in t), 0.0), self.g)
-                         for t in texts])
 
 
 def _chat(mg: MemoryGraph) -> np.ndarray:
@@ -47,7 +36,7 @@ def _chat(mg: MemoryGraph) -> np.ndarray:
             Turn("D2:2", "Ann Lee", "Nice."))
     sessions = (Session(0, datetime(2023, 5, 8, 13, 0, tzinfo=UTC), may),
                 Session(1, datetime(2023, 6, 8, 13, 0, tzinfo=UTC), june))
-    ingest_conversation(mg, Conversation(CHAT, sessions, ("Ann Lee", "Bob Stone")), _Vectors(q))
+    ingest_conversation(mg, Conversation(CHAT, sessions, ("Ann Lee", "Bob Stone")), PlacedVectors(q, LINES))
     return q
 
 

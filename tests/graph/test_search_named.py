@@ -16,24 +16,13 @@ from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, ClipResult
 from m3graph.ingest.chat.ingest import ingest_conversation
 from m3graph.ingest.chat.model import Conversation, Session, Turn
-from tests.helpers.graph import mem, near, rng, text_dim, unit, variant, with_settings
+from tests.helpers.graph import PlacedVectors, mem, near, rng, text_dim, unit, variant, with_settings
 
 
 def _top(results: Sequence[ClipResult]) -> str:
     """The one memory of a search_node with k=1."""
     (only,) = [m.text for r in results for m in r.memories]
     return only
-
-
-class _Vectors:
-    """A text embedder that places each line at a chosen cosine to the query (no model: the ranking is under test)."""
-
-    def __init__(self, query: np.ndarray, cosines: dict[str, float]) -> None:
-        self.query, self.cosines, self.dim, self.g = query, cosines, query.shape[0], rng(4)
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return np.stack([near(self.query, next((c for k, c in self.cosines.items() if k in t), 0.0), self.g)
-                         for t in texts])
 
 
 def _kayak_chat(mg: MemoryGraph) -> np.ndarray:
@@ -43,7 +32,7 @@ def _kayak_chat(mg: MemoryGraph) -> np.ndarray:
              Turn("D1:2", "Bob", "Kayaking on Lake Tahoe was great."),
              Turn("D1:3", "Ann", "I stayed home and read."))
     conv = Conversation("kayak-chat", (Session(0, datetime(2023, 5, 8, 13, 0, tzinfo=UTC), turns),), ("Ann", "Bob"))
-    ingest_conversation(mg, conv, _Vectors(q, {"how was kayaking": 0.8, "Kayaking on Lake": 0.7}))
+    ingest_conversation(mg, conv, PlacedVectors(q, {"how was kayaking": 0.8, "Kayaking on Lake": 0.7}))
     return q
 
 

@@ -127,6 +127,18 @@ def near(base: np.ndarray, cos: float, gen: np.random.Generator) -> np.ndarray:
     return cos * base + np.sqrt(max(0.0, 1.0 - cos * cos)) * orth
 
 
+class PlacedVectors:
+    """A text embedder that places each text at a chosen cosine to `query`: the cosine of the first key of
+    `cosines` the text contains, else 0 (no model: the ranking is under test)."""
+
+    def __init__(self, query: np.ndarray, cosines: dict[str, float]) -> None:
+        self.query, self.cosines, self.dim, self.g = query, cosines, query.shape[0], rng(4)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([near(self.query, next((c for k, c in self.cosines.items() if k in t), 0.0), self.g)
+                         for t in texts])
+
+
 def face_dim(mg: MemoryGraph) -> int:
     return mg.settings.identity.face_dim
 
