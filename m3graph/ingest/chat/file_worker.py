@@ -28,6 +28,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,10 @@ class ParseBudget:
 BUDGET = ParseBudget()
 WORK_PIXELS = 12_000_000  # a larger photo is described and searched for faces from a copy reduced to this
 _MAX_REPLY = 16 * 2**20  # the passages are bounded by files.max_passages x passage_chars; this is a backstop
+# The peak resident memory (kB) each worker reported of itself, newest last (bounded): what a file cost to parse.
+# Read from the worker's own /proc/self/status (VmHWM): getrusage's ru_maxrss of a child also counts the parent's
+# memory at fork time, so a large parent would hide what the worker itself used.
+worker_peaks_kb: deque[int] = deque(maxlen=64)
 
 
 def in_worker(task: str, path: Path, cfg: FilesConfig, budget: ParseBudget = BUDGET) -> Any:
@@ -73,6 +78,8 @@ def in_worker(task: str, path: Path, cfg: FilesConfig, budget: ParseBudget = BUD
         tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
         raise FileRejected(f"its parser failed ({why}; {tail[0][:160]})")
     reply = json.loads(out)
+    if isinstance(reply.get("peak_kb"), int):
+        worker_peaks_kb.append(reply["peak_kb"])
     if "refused" in reply:
         raise FileRejected(str(reply["refused"]))
     return reply["result"]
@@ -131,8 +138,20 @@ def main(argv: list[str]) -> int:
         reply = {"refused": f"needs more than the {memory_mb} MB parse budget to be read: refused as too costly"}
     except Exception as exc:  # a reader's own failure on hostile bytes: reported like the in-process readers did
         reply = {"refused": f"could not be read ({type(exc).__name__}: {str(exc)[:160]})"}
+    reply["peak_kb"] = _peak_kb()
     sys.stdout.write(json.dumps(reply))
     return 0
+
+
+def _peak_kb() -> int | None:
+    """This process's peak resident memory in kB (VmHWM), None where /proc does not tell."""
+    try:
+        for line in Path("/proc/self/status").read_text(encoding="ascii", errors="replace").splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 if __name__ == "__main__":
