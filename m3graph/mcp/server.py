@@ -6,6 +6,9 @@ call without asking (`readOnlyHint`) and what to confirm first (`destructiveHint
 without `--allow-writes` the write tools are not registered at all, so a client cannot even see them. Every
 failure is a tool error result (`isError: true`) whose text is one line naming the reason; arguments that fail
 the schema are reported the same way, never as a protocol error or a traceback.
+
+Why this module is over 400 lines: it is one contract, the tool list an agent reads (each tool's arguments,
+annotations and description side by side); split across modules, a tool's promise would be read in pieces.
 """
 
 from __future__ import annotations
