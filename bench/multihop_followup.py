@@ -1,4 +1,4 @@
-"""Multi-hop follow-up search (graphdb/search_followup.py) on the LoCoMo dev set, through the product's search.
+"""Multi-hop follow-up search (bench/search_followup.py) on the LoCoMo dev set, through the product's search.
 
 Why: the follow-up is off by default until it is measured. This runs, per question with evidence, the product's
 `search_clip` / `search_node` (off) and the follow-up strategies over a small grid, scores all-evidence clip
@@ -27,14 +27,14 @@ from typing import Any
 
 import numpy as np
 
+from bench.search_followup import FollowUpConfig, FollowUpSearch, _memories_by_rank, fuse_clips, merge_nodes
 from bench.smoke import add_smoke, add_uri, apply_smoke, conversation_slice, scratch, server_settings
 from m3graph.devkit.eval.retrieval import CATEGORIES, NO_EVIDENCE_CATEGORIES, Corpus, ingest, load_dataset
 from m3graph.embedding import query_embed, text_embedder
-from m3graph.graphdb.search_followup import FollowUpSearch, _memories_by_rank, fuse_clips, merge_nodes
 from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.localserver.server import ensure_server
-from m3graph.settings import FollowUpConfig, LocalServer
+from m3graph.settings import LocalServer
 
 ROOT = Path(__file__).resolve().parent.parent
 _TURN = re.compile(r"D(\d+):(\d+)")

@@ -240,27 +240,6 @@ class MemoryConfig(BaseModel):
         "must hold this share of all speech while that face is alone."))
 
 
-class FollowUpConfig(BaseModel):
-    """A second, informed search for questions whose evidence sits in two sessions (graphdb/search_followup.py).
-    BENCHMARK ONLY: no product path builds the follow-up search (only bench/multihop_followup.py and its tests),
-    so these settings change nothing in `m3graph` itself; its figures (docs/evaluation.md, "Multi-hop follow-up")
-    are measured, not adopted."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    strategy: Literal["off", "terms", "feedback", "spread"] = Field("off", description=(
-        "\"terms\": the question plus the content words of the first hits that it lacks; \"feedback\": the same "
-        "words with the query vector moved towards the first hits' vectors; \"spread\": the question again, "
-        "ranked without the session terms; \"off\": no second search."))
-    seeds: int = Field(5, ge=1, le=50, description="The first search's top memories the follow-up is built from.")
-    terms: int = Field(8, ge=1, le=32, description="Content words of the seeds added to the question.")
-    feedback_weight: float = Field(0.5, ge=0, le=4, description=(
-        "\"feedback\": the query vector plus this times the seeds' mean vector."))
-    clip_weight: float = Field(0.3, ge=0, le=1, description="Clip mode: the follow-up ranking's share of a "
-                                                              "clip's score.")
-    node_slots: int = Field(3, ge=0, le=100, description="Node mode: places kept for the follow-up's new hits.")
-
-
 class SearchConfig(BaseModel):
     """Memory search: what one search returns, how its hybrid ranking weighs the evidence, and how candidates are
     taken from the graph. Weights are added to memory and clip scores that are each scaled to about 0-1."""
@@ -325,7 +304,6 @@ class SearchConfig(BaseModel):
         "some."))
     max_index_candidates: int = Field(20000, ge=10, description=(
         "The most hits one filtered vector index query asks for (unless the fusion pool alone is larger)."))
-    followup: FollowUpConfig = FollowUpConfig()  # benchmark-only multi-hop second search (default off)
 
 
 class VectorIndexConfig(BaseModel):
@@ -562,8 +540,8 @@ class LLMEndpoint(BaseModel):
 
 
 class LLMConfig(BaseModel):
-    """The chat models of the three roles and how memorization and question answering use them. Production:
-    M3-Agent-Memorization and M3-Agent-Control behind vLLM, and a strong judge."""
+    """The chat models of the two roles and how memorization and question answering use them. Production:
+    M3-Agent-Memorization and M3-Agent-Control behind vLLM."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     doc_groups: ClassVar[dict[str, tuple[str, ...]]] = {
@@ -577,13 +555,10 @@ class LLMConfig(BaseModel):
         # The 1.5B answered 18/18 generated-media questions against 12-13/18 for the 0.5B, at the same median latency
         # on this CPU (short prompts; docs/evaluation.md "Question answering").
         "control": "The model that answers questions from memory (the controller).",
-        "judge": "The model that grades answers. Read only by `m3graph eval` (development tooling), never by the "
-                 "product itself.",
     }
 
     memorize: LLMEndpoint = LLMEndpoint(max_tokens=768)
     control: LLMEndpoint = LLMEndpoint(model="qwen2.5-coder-1.5b", max_tokens=384)
-    judge: LLMEndpoint = LLMEndpoint(max_tokens=8)
     models_dir: Path = Field(Path(".m3graph/models"), validate_default=True, description=(
         "Where setup assembles the packaged GGUF files; a relative folder missing here is taken from the "
         "checkout that holds m3graph."))
@@ -718,14 +693,22 @@ REMOVED_SETTINGS: dict[str, str] = {
                                 "delete it",
     "tasks.eager": "it was never applied (Celery always ran with workers); `m3graph ingest` runs in-process "
                    "unless given --celery; delete it",
+    "search.followup": "the multi-hop follow-up search was never built by m3graph, only by a benchmark; its "
+                       "settings moved to bench/search_followup.py (FollowUpConfig); delete the section",
+    "llm.judge": "only `m3graph eval` (development tooling) grades answers: the judge moved to the `[eval.judge]` "
+                 "table (M3GRAPH_EVAL__JUDGE__*, m3graph/devkit/eval/settings.py); move the section there",
 }
+# Top-level tables of the config file that development tooling reads and the product skips without a word.
+DEV_SECTIONS: dict[str, str] = {"eval": "m3graph/devkit/eval/settings.py (`m3graph eval`'s answer judge)"}
 _warned_removed: set[str] = set()
 
 
 def _drop_removed(data: Any) -> Any:
-    """The raw settings input without the removed settings, each warned about once per process."""
+    """The raw settings input without the removed settings, each warned about once per process, and without the
+    development tooling's tables (`DEV_SECTIONS`)."""
     if not isinstance(data, dict):
         return data
+    data = {k: v for k, v in data.items() if k not in DEV_SECTIONS}
     for dotted, why in REMOVED_SETTINGS.items():
         section, key = dotted.split(".")
         part = data.get(section)

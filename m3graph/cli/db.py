@@ -6,12 +6,14 @@ compose, Aura, a cluster), and m3graph only connects to it.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 import click
 from neo4j import GraphDatabase
 from neo4j.exceptions import DriverError, Neo4jError
 
+from m3graph.cli.tables import echo_json, json_option
 from m3graph.errors import ServerError
 from m3graph.localserver import backup as store_copy
 from m3graph.localserver.server import LocalNeo4j, ServerStatus
@@ -170,21 +172,32 @@ def upgrade(ctx: click.Context, backup_dir: Path | None) -> None:
 
 
 @db.command()
+@json_option
 @click.pass_context
-def status(ctx: click.Context) -> None:
+def status(ctx: click.Context, as_json: bool) -> None:
     """Show the server's state; exits with status 1 when it is not running or not reachable, for scripts."""
     settings = _settings(ctx)
     if not settings.uses_local_server:
         auth = (settings.neo4j_user, settings.neo4j_password.get_secret_value())
+        problem = None
         try:
             with GraphDatabase.driver(settings.bolt_uri, auth=auth, connection_timeout=10) as driver:
                 driver.verify_connectivity()
         except (DriverError, Neo4jError, OSError) as exc:
-            click.echo(f"external server at {settings.bolt_uri}: not reachable ({exc})")
+            problem = str(exc)
+        if as_json:
+            echo_json({"bolt_uri": settings.bolt_uri, "external": True, "reachable": problem is None,
+                       **({"problem": problem} if problem else {})})
+        else:
+            click.echo(f"external server at {settings.bolt_uri}: "
+                       + (f"not reachable ({problem})" if problem else "reachable"))
+        if problem:
             ctx.exit(1)
-        click.echo(f"external server at {settings.bolt_uri}: reachable")
         return
     current = LocalNeo4j(settings).status()
-    _print_status(current)
+    if as_json:
+        echo_json(asdict(current))
+    else:
+        _print_status(current)
     if not current.running:
         ctx.exit(1)

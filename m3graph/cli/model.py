@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from m3graph.cli.tables import echo_json, json_option
 from m3graph.errors import ModelFileError
 from m3graph.reasoning.llm.model_files import PACKAGED_MODELS, assemble, model_path, verify_model
 from m3graph.settings import Settings, load_settings
@@ -57,10 +58,12 @@ def install(ctx: click.Context, name: str, verify: bool, models_dir: Path | None
 
 @model.command("list")
 @_dir_option
+@json_option
 @click.pass_context
-def list_models(ctx: click.Context, models_dir: Path | None) -> None:
+def list_models(ctx: click.Context, models_dir: Path | None, as_json: bool) -> None:
     """Packaged models, whether each is installed, and the pip packages that carry it."""
     directory = _models_dir(ctx, models_dir)
+    listed = []
     for name, spec in sorted(PACKAGED_MODELS.items()):
         path = model_path(name, directory)
         sidecar = path.with_name(path.name + ".sha256")
@@ -70,10 +73,15 @@ def list_models(ctx: click.Context, models_dir: Path | None) -> None:
             state = "installed"
         else:  # listing never hashes a GGUF; `verify` does
             state = "present, not verified: run `m3graph model verify`"
-        click.echo(f"{name}  [{state}]  {_mb(spec.size)}  {spec.description}")
-        click.echo(f"    file:     {path}")
         first, last = spec.parts[0].distribution, spec.parts[-1].distribution
-        click.echo(f"    packages: {first} .. {last} ({len(spec.parts)} parts)")
+        listed.append({"name": name, "state": state, "size": spec.size, "description": spec.description,
+                       "file": str(path), "packages": [p.distribution for p in spec.parts]})
+        if not as_json:
+            click.echo(f"{name}  [{state}]  {_mb(spec.size)}  {spec.description}")
+            click.echo(f"    file:     {path}")
+            click.echo(f"    packages: {first} .. {last} ({len(spec.parts)} parts)")
+    if as_json:
+        echo_json({"models": listed})
 
 
 @model.command("verify")

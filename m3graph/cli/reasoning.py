@@ -45,11 +45,19 @@ def ask(settings: Settings, question: str, videos: tuple[str, ...], before_clip:
         rounds: int | None, show_trace: bool, as_json: bool) -> None:
     """Answer QUESTION from memory: at most H rounds of search, then an answer."""
     from m3graph.cli.session import make_service, open_graph
+    from m3graph.cli.tables import step
     from m3graph.service import AskRequest
 
     request = AskRequest(question=question, videos=videos or None, before_clip=before_clip, rounds=rounds, mode=mode)
     with open_graph(settings) as graph:
-        trace = make_service(settings, graph).answer(request)
+        service = make_service(settings, graph)
+        service.require_videos(request.videos)  # refused before any model loads
+        if as_json:
+            trace = service.answer(request)
+        else:
+            with step(f"answering: up to {rounds or settings.control_rounds} rounds of memory search, then an "
+                      f"answer (a local chat model may take a minute)"):
+                trace = service.answer(request)
     if as_json:
         click.echo(json.dumps(trace.to_dict(), ensure_ascii=False, indent=2))
         return

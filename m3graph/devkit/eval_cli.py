@@ -1,4 +1,8 @@
-"""`m3graph eval`: the evaluations, scored (development kit only: m3graph/cli/evaluate.py registers this group)."""
+"""`m3graph eval`: the evaluations, scored (development kit only: m3graph/cli/evaluate.py registers this group).
+
+Why this module is over 400 lines: it is the one click group of the evaluations, each command's options beside
+the command that reads them; the work itself lives in m3graph/devkit/eval/.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from m3graph.devkit.eval.beam_score import ALL_CATEGORIES as BEAM_ALL
+from m3graph.devkit.eval.beam_score import CATEGORIES as BEAM_CATEGORIES
 from m3graph.devkit.eval.judge import Structured
 from m3graph.devkit.eval.m3bench import SPLITS, type_from_user
 from m3graph.devkit.eval.runner import DEFAULT_ANSWERER, AnswererFactory, EvalItem, EvalReport
 from m3graph.devkit.labelled_cli import identity_video
+from m3graph.errors import M3GraphError
 from m3graph.settings import Settings
 
 if TYPE_CHECKING:
@@ -345,6 +352,67 @@ def facts(settings: Settings, data_dir: Path | None, subset: str, limit: int | N
     click.echo("\n" + report.ingestion())
     click.echo(report.table())
     click.echo(f"results: {out_dir}/facts-*.jsonl, {out_dir}/facts-summary.json")
+
+
+@evaluate.command("beam")
+@click.option("--data", "data_dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Folder of BEAM chat folders (default: ../shared/data/beam).")
+@click.option("--chat", "chats", multiple=True, help="Only this chat folder, e.g. 500K-1 (repeatable; default all).")
+@click.option("--category", "categories", multiple=True, type=click.Choice(BEAM_ALL),
+              help="Only this question category (repeatable; default: update, contradiction, temporal, ordering).")
+@click.option("--max-messages", type=click.IntRange(min=1), default=None,
+              help="Ingest only each chat's first N messages; only questions citing messages inside are asked.")
+@click.option("--smoke", is_flag=True, help="CI size: chat 500K-1, its first 12 messages, the question citing the "
+                                            "earliest messages (a plumbing check; its evidence may lie beyond).")
+@click.option("--speech-facts", is_flag=True, help="Ingest with chat.speech_facts on (a separate source).")
+@click.option("--baseline/--no-baseline", default=True, show_default=True,
+              help="Also answer from BM25 over the raw messages with the same reader.")
+@click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT_DIR / "beam",
+              show_default=True, help="Where beam.jsonl and beam-summary.json are written.")
+@click.option("--fresh", is_flag=True, help="Delete the chat's stored source first, so ingestion is timed again.")
+@click.option("--report-only", is_flag=True, help="Score --out-dir's results again (no Neo4j, no model).")
+@click.pass_obj
+def beam(settings: Settings, data_dir: Path | None, chats: tuple[str, ...], categories: tuple[str, ...],
+         max_messages: int | None, smoke: bool, speech_facts: bool, baseline: bool, out_dir: Path,
+         fresh: bool, report_only: bool) -> None:
+    """BEAM long user-assistant chats: each chat (or slice) ingested through the product, its knowledge-update,
+    contradiction, temporal and event-ordering questions asked through `ask` and, in the same run, from BM25 over
+    the raw messages; scored deterministically (m3graph/devkit/eval/beam_score.py)."""
+    from m3graph.devkit.eval.beam import default_data_dir, load_chat, rescore, run
+
+    root = data_dir or default_data_dir()
+    names = ("500K-1",) if smoke and not chats else chats
+    folders = [root / n for n in names] if names else sorted(p for p in root.iterdir() if (p / "chat.json").is_file())
+    if speech_facts:
+        settings = Settings.model_validate(settings.model_dump() | {"chat": settings.chat.model_dump() |
+                                                                            {"speech_facts": True}})
+    try:
+        loaded = [load_chat(f) for f in folders]
+    except M3GraphError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if not loaded:
+        raise click.ClickException(f"{root} holds no BEAM chat folders")
+    if report_only:
+        try:
+            click.echo(rescore(out_dir, loaded).table())
+        except M3GraphError as exc:
+            raise click.ClickException(str(exc)) from exc
+        return
+
+    def show(record: dict[str, Any]) -> None:
+        click.echo(f"  {'ok ' if record['correct'] else '-- '}{record['id']} {record['system']}: "
+                   f"{record['answer'][:100]!r} ({record['why']}, {record['latency_s']:.1f} s)")
+
+    from m3graph.graphdb.store import MemoryGraph
+    from m3graph.localserver.server import ensure_server
+
+    ensure_server(settings)
+    with MemoryGraph.connect(settings) as graph:
+        report = run(settings, graph, loaded, categories or BEAM_CATEGORIES, 12 if smoke and max_messages is None
+                     else max_messages, 1 if smoke else None, out_dir, fresh=fresh, baseline=baseline, progress=show)
+    click.echo("\n" + report.ingestion())
+    click.echo(report.table())
+    click.echo(f"results: {out_dir}/beam.jsonl, {out_dir}/beam-summary.json")
 
 
 @evaluate.command("statements")

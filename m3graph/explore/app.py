@@ -10,6 +10,7 @@ and the MCP server's do.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from urllib.parse import quote
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -23,6 +24,22 @@ from m3graph.explore.security import csrf_for
 from m3graph.service import MemoryService
 
 STATIC = HERE / "static"
+
+
+def suggestions(ex: Explorer, request: Request) -> list[tuple[str, str]]:
+    """What a 404 offers instead: the closest source ids to an unknown source, the closest names to an unknown
+    person (links and their text)."""
+    params = request.path_params
+    video_id = params.get("video_id")
+    if isinstance(video_id, str):
+        known = ex.reads.closest_sources(video_id)
+        if video_id not in known:
+            return [(f"/video/{quote(v, safe='')}", v) for v in known]
+        return []
+    wanted = params.get("char_id", request.query_params.get("name") if request.url.path == "/person" else None)
+    if wanted is None:
+        return []
+    return [(f"/character/{c.char_id}", c.label) for c in ex.reads.closest_people(str(wanted))]
 
 
 def create_app(service: MemoryService, token: str, *, hosts: Sequence[str] | None, can_ask: bool = False
@@ -40,7 +57,8 @@ def create_app(service: MemoryService, token: str, *, hosts: Sequence[str] | Non
 
     @app.exception_handler(NotFoundError)
     async def not_found(request: Request, exc: NotFoundError) -> Response:
-        return ex.page(request, "error.html", status_code=404, message=str(exc))
+        return ex.page(request, "error.html", status_code=404, message=str(exc),
+                       suggestions=suggestions(ex, request), title="Not found")
 
     @app.exception_handler(RequestValidationError)
     async def unusable(request: Request, exc: RequestValidationError) -> Response:

@@ -14,7 +14,8 @@ keeps the id and the other parts get new ids, except a part that was merged away
 back (`revive_aliases`). Undoing a manual vote restores ids exactly: each goes to the group holding the members
 it had before the merge (`origins`), so an old id never ends up naming the person it had been merged with.
 Only the neighbourhood of the entities that changed is recomputed, under a global lock, inside the caller's
-transaction.
+transaction, and the names of the characters it wrote follow their new members (`Character.name`,
+`m3graph.graphdb.names`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from m3graph.graphdb.executor import Tx
+from m3graph.graphdb.names import refresh_character_names
 from m3graph.settings import CharacterMode, Settings
 
 
@@ -231,4 +233,6 @@ def refresh_characters(tx: Tx, settings: Settings, seeds: Iterable[int], *, rest
         tx.run("characters/write", groups=rows,
                retired=[{"old": old, "new": new} for old, new in sorted(survivors.items())],
                revived=[{"id": old_id, "holder": holder} for old_id, holder in sorted(revived.values())])
+        # Members moved: a character's name is its members' name facts (m3graph.graphdb.names).
+        refresh_character_names(tx, [c for c in chosen if c is not None])
     return changed

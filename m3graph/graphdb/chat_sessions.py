@@ -18,6 +18,8 @@ session and changes nothing, deleting the clip retracts what it derived and reco
 speaker's name with the speaker's tag after it, the form a memorizer's facts about a speaker take, so speech and
 `--memorize` facts share one slot and `history <source> Nora` finds them (by name, or through the speaker's
 character).
+A session's turns share one `SpeechContext`, so a pronoun or a shorter name of a metric the speaker stated earlier
+in the session binds to it ("the latency is 400 ms" ... "it's now down to 250 ms": one slot, two versions).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from m3graph.graphdb.memories import write_clip_memories
 from m3graph.graphdb.types import ClipInfo, MemoryIn, clip_key
 from m3graph.observations import FaceCluster, VoiceCluster
 from m3graph.settings import Settings
-from m3graph.speech_statements import read_turn
+from m3graph.speech_statements import SpeechContext, read_turn
 
 # (speaker name -> entity id, photo face label -> entity id, face entity id -> its known name,
 #  audio file voice label -> entity id) -> the memories
@@ -50,6 +52,7 @@ def speech_memories(memories: Sequence[MemoryIn], ids: Mapping[str, int]) -> lis
     """The statements the session's turn memories make, as semantic memories about their speaker (or, with
     exactly two speakers, the addressee); see the module docstring."""
     tags = {name: f"<speaker_{i}>" for name, i in ids.items()}
+    context = SpeechContext()  # the session's metrics, for "it's now down to 250 ms" (speech_statements)
     out: list[MemoryIn] = []
     for m in memories:
         turn = _TURN.match(m.text) if m.kind == "episodic" else None
@@ -58,7 +61,7 @@ def speech_memories(memories: Sequence[MemoryIn], ids: Mapping[str, int]) -> lis
         speaker = turn.group(1)
         others = [n for n in ids if n != speaker]
         addressee = others[0] if len(others) == 1 else None
-        for said in read_turn(turn.group(3), speaker, addressee):
+        for said in read_turn(turn.group(3), speaker, addressee, context):
             owner = said.person.split("'s ", 1)[0]  # "Nora's sister" (a pronoun's antecedent) is tagged as Nora's
             tag = tags.get(owner)
             text = said.sentence if tag is None else f"{owner} {tag}{said.sentence[len(owner):]}"

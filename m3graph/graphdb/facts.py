@@ -2,7 +2,8 @@
 
 `refresh_slots` is called by every write that can change a slot's history: a clip's memories
 (`memories.write_clip_memories`), a deleted clip or character (`deletion`). It reads the slots' assertions,
-walks each slot, writes the versions and drops named things no fact refers to any more, all in the caller's
+walks each slot, writes the versions, drops named things no fact refers to any more and, where a name slot
+changed, renames the characters it names (`Character.name`, `m3graph.graphdb.names`), all in the caller's
 transaction. `correct_fact` is the analyst's override of one version (the rule: `m3graph.fact_versions`), written
 and recomputed in one transaction like every other write. `history` and `facts_about` read a subject's versions
 (the history tool) and the facts about named things (a multi-hop question's next hop).
@@ -18,8 +19,12 @@ from typing import Any, Literal
 from m3graph.errors import InvalidInputError, NotFoundError
 from m3graph.fact_versions import version_rows
 from m3graph.graphdb.executor import Executor, Tx
+from m3graph.graphdb.names import character_names, refresh_name_slots
 from m3graph.graphdb.search import render_memory
 from m3graph.graphdb.types import RenderedMemory
+from m3graph.schema.character_names import known_names
+
+__all__ = ["FactState", "character_names", "correct_fact", "face_names", "facts_about", "history", "refresh_slots"]
 
 
 def refresh_slots(tx: Tx, video_id: str, slot_keys: Sequence[str | None], prune: bool = True) -> int:
@@ -33,6 +38,7 @@ def refresh_slots(tx: Tx, video_id: str, slot_keys: Sequence[str | None], prune:
         tx.run("facts/set_versions", rows=rows)
     if prune:
         tx.run("facts/orphan_things", video_id=video_id)
+    refresh_name_slots(tx, video_id, keys)  # a name fact added, superseded, restored or deleted: Character.name
     return len(rows)
 
 
@@ -83,13 +89,6 @@ def facts_about(ex: Executor, video_id: str, thing_keys: Sequence[str], all_vers
     return [by_id[i] for i in ids if i in by_id]
 
 
-def character_names(ex: Executor, char_ids: Sequence[int]) -> dict[int, str]:
-    """Display names: a character's current name fact, else its speaker's name; characters with neither are left
-    out (callers show `character_K`). A rename is a newer name fact, so the old name stays in `history`."""
-    rows = ex.read("facts/character_names", char_ids=sorted(set(char_ids)))
-    return {r["char_id"]: r["fact_name"] or r["speaker_name"] for r in rows if r["fact_name"] or r["speaker_name"]}
-
-
 def face_names(tx: Tx, entity_ids: Iterable[int]) -> dict[int, str]:
     """Face entity id -> the display name of its character (`character_names`' rule), inside a write
     transaction: a photo's surrogate names the faces the graph already knows ("faces: <face_3> (Lena)")."""
@@ -99,6 +98,5 @@ def face_names(tx: Tx, entity_ids: Iterable[int]) -> dict[int, str]:
     chars = {r["entity_id"]: r["char_id"] for r in tx.run("graph/characters_of", ids=ids)}
     if not chars:
         return {}
-    rows = tx.run("facts/character_names", char_ids=sorted(set(chars.values())))
-    names = {r["char_id"]: r["fact_name"] or r["speaker_name"] for r in rows if r["fact_name"] or r["speaker_name"]}
+    names = known_names(tx.run("facts/character_names", char_ids=sorted(set(chars.values()))))
     return {e: names[c] for e, c in chars.items() if c in names}

@@ -38,7 +38,7 @@ from typing import Any
 from m3graph.dates import TimeNotes
 from m3graph.fact_versions import VersionView
 from m3graph.graphdb.executor import Executor
-from m3graph.graphdb.query_text import lucene_phrase
+from m3graph.graphdb.names import NamedCharacter, people_named
 from m3graph.graphdb.search_plan import (
     CURRENT,
     MAX_K,
@@ -276,10 +276,14 @@ class MemorySearch:
 
     def characters_named(self, name: str, videos: Sequence[str] | None = None,
                          before_clip: int | None = None) -> list[tuple[int, int]]:
-        """(character id, number of semantic memories naming it), best first."""
-        rows = self.ex.read("search/characters_named", text=lucene_phrase(name),
-                            videos=list(videos) if videos else None, before_clip=before_clip)
-        return [(r["char_id"], r["mentions"]) for r in rows]
+        """(character id, number of memories that found it), best first (`people_named`'s order)."""
+        return [(c.char_id, c.mentions) for c in self.people_named(name, videos, before_clip)]
+
+    def people_named(self, name: str, videos: Sequence[str] | None = None,
+                     before_clip: int | None = None) -> list[NamedCharacter]:
+        """Every character a name may mean, best first: current names, then former names (after a rename), then
+        characters only mentioned beside the name (`m3graph.graphdb.names.people_named`)."""
+        return people_named(self.ex, name, videos, before_clip)
 
     def character_facts(self, char_id: int, videos: Sequence[str] | None = None, before_clip: int | None = None,
                         k: int = 20) -> list[ClipResult]:
@@ -291,5 +295,5 @@ class MemorySearch:
         return self._group([r["memory_id"] for r in rows], {})
 
 
-__all__ = ["CURRENT", "MAX_K", "MemorySearch", "Scope", "SearchPlan", "SearchPreset", "SearchSpec", "check_request",
-           "clip_key", "to_cosine", "to_index_score"]
+__all__ = ["CURRENT", "MAX_K", "MemorySearch", "NamedCharacter", "Scope", "SearchPlan", "SearchPreset", "SearchSpec",
+           "check_request", "clip_key", "to_cosine", "to_index_score"]

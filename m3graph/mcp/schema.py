@@ -10,16 +10,24 @@ live part (the indexes and constraints the server reports, the applied migration
 
 from __future__ import annotations
 
-from typing import Any
-
 from m3graph.schema.migrations import LATEST, MIGRATIONS, VECTOR_INDEXES
 from m3graph.service.evidence import SchemaState
+from m3graph.service.tool_results import (
+    GraphSchema,
+    SchemaConstraint,
+    SchemaIndex,
+    SchemaMigrations,
+    SchemaNode,
+    SchemaRelationship,
+)
 
 # label -> (key property, other properties worth querying, what the node means)
 NODES: dict[str, tuple[str, tuple[str, ...], str]] = {
-    "Video": ("video_id", ("name", "clip_count", "duration_s", "agent_notes"),
-              "A source: a video, or a conversation (each session is one of its clips); agent_notes marks a "
-              "source of agents' notes (remember), whose clips and memories carry agent_note."),
+    "Video": ("video_id", ("source_id", "kind", "name", "clip_count", "duration_s", "agent_notes"),
+              "A source (also labelled Source, keyed by source_id = video_id): kind 'video', 'conversation' (each "
+              "session is one of its clips), 'facts' (a numbered facts list) or 'notes' (agents' notes, "
+              "agent_notes; its clips and memories carry agent_note). Video/video_id stay during a deprecation "
+              "window."),
     "Clip": ("clip_key", ("video_id", "clip_index", "start_s", "end_s", "started_at", "uri", "state", "name",
                        "agent_note"),
              "One stretch of a source: a 30-second video window or one conversation session. clip_key is "
@@ -93,20 +101,27 @@ TAGS = ("Memory text stores <face_N>, <voice_N> and <speaker_N> tags (entity ids
         "as <character_K>: use the K in character(char_id=K) or in a search query to scope it to that person.")
 
 
-def describe(state: SchemaState) -> dict[str, Any]:
-    """The model, then what the server reports: indexes, constraints, applied migrations and counts."""
-    live = state.to_json()
-    return {
-        "nodes": [{"label": label, "key": key, "properties": list(props), "description": text}
-                  for label, (key, props, text) in NODES.items()],
-        "relationships": [{"from": a, "type": t, "to": b, "properties": list(props), "description": text}
-                          for a, t, b, props, text in RELATIONSHIPS],
-        "tags": TAGS,
-        "vector_indexes": {name: f"{kind} vectors (cosine); query them only through search_memory"
-                           for name, kind in VECTOR_INDEXES.items()},
-        "indexes": live["indexes"],
-        "constraints": live["constraints"],
-        "migrations": {"applied": live["applied"], "latest": LATEST,
-                       "known": [{"version": m.version, "description": m.description} for m in MIGRATIONS]},
-        "counts": live["counts"],
-    }
+def _on(labels: list[str] | None, properties: list[str] | None) -> str:
+    return f"{'|'.join(labels or [])}({', '.join(properties or [])})"
+
+
+def describe(state: SchemaState) -> GraphSchema:
+    """The model, then what the server reports: indexes, constraints, migrations (applied, latest, and any known
+    one not applied yet) and counts."""
+    constraints = {c.name for c in state.constraints}
+    return GraphSchema(
+        nodes=[SchemaNode(label=label, key=key, properties=list(props), description=text)
+               for label, (key, props, text) in NODES.items()],
+        relationships=[SchemaRelationship(from_label=a, type=t, to=b, properties=list(props), description=text)
+                       for a, t, b, props, text in RELATIONSHIPS],
+        tags=TAGS,
+        vector_indexes={name: f"{kind} vectors (cosine); query them only through search_memory"
+                        for name, kind in VECTOR_INDEXES.items()},
+        indexes=[SchemaIndex(name=i.name, type=i.type, on=_on(i.labels, i.properties),
+                             state=None if i.state == "ONLINE" else i.state)
+                 for i in state.indexes if i.name not in constraints and i.type != "LOOKUP"],
+        constraints=[SchemaConstraint(name=c.name, on=_on(c.labels, c.properties)) for c in state.constraints],
+        migrations=SchemaMigrations(applied=state.applied, latest=LATEST,
+                                    pending=[f"{m.version}: {m.description}" for m in MIGRATIONS
+                                             if m.version not in set(state.applied)]),
+        counts=state.counts)

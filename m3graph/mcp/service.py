@@ -1,4 +1,5 @@
-"""What only the MCP front end adds to the application service: guarded Cypher, the schema, and file writes.
+"""What only the MCP front end adds to the application service: guarded Cypher, the schema, file writes, `ask`
+as a job, and search hits an agent can cite.
 
 Why a subclass and not more service operations: `read_cypher` and `graph_schema` exist for agents that write
 their own queries, and `remember`, `ingest_chat` and `ingest` read files under this server's files roots (a
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from m3graph.errors import InvalidInputError, NotFoundError
 from m3graph.mcp import schema
+from m3graph.mcp.asking import ASK_WAIT_S, AskJobs
 from m3graph.mcp.jobs import ingest_runner
 from m3graph.service import MemoryService, check_video_id, notes
 from m3graph.service.evidence import MAX_SURROGATES, FileText
@@ -23,6 +25,7 @@ from m3graph.service.guarded import CypherRows, GuardLimits, read_cypher
 from m3graph.service.memory import ControllerFactory
 from m3graph.service.output import plain
 from m3graph.service.results import JobStatus
+from m3graph.service.tool_results import ChatIngested, GraphSchema, Remembered
 from m3graph.settings import Settings
 from m3graph.storage import key_of, media_store
 
@@ -46,10 +49,12 @@ class McpService(MemoryService):
         self.files_roots = [p.resolve() for p in (files_roots or [Path.cwd()])]
         self.cypher_timeout_s = cypher_timeout_s
         self.cypher_max_rows = cypher_max_rows
+        self.asks = AskJobs(self.ask)  # `ask` as a job the tool waits on, then hands out to poll
+        self.ask_wait_s = ASK_WAIT_S
 
-    def graph_schema(self) -> dict[str, Any]:
+    def graph_schema(self) -> GraphSchema:
         """m3graph's schema model, then what the server reports (`evidence.schema_state`)."""
-        return plain(schema.describe(self.evidence.schema_state()))
+        return schema.describe(self.evidence.schema_state())
 
     def read_cypher(self, query: str, params: dict[str, Any] | None = None) -> CypherRows:
         return read_cypher(self.graph, query, params,
@@ -96,13 +101,13 @@ class McpService(MemoryService):
             raise NotFoundError(f"{raw}: no such file")
         return path
 
-    def _ingest_conversation(self, conv: Any, files_root: Path | None = None) -> dict[str, Any]:
+    def _ingest_conversation(self, conv: Any, files_root: Path | None = None) -> ChatIngested:
         from m3graph.ingest.chat.ingest import ingest_conversation
 
         summary = ingest_conversation(self.graph, conv, self.embedder, files_root=files_root)
-        return plain(summary)
+        return ChatIngested(**plain(summary))
 
-    def remember(self, text: str, source: str | None = None, speaker: str | None = None) -> dict[str, Any]:
+    def remember(self, text: str, source: str | None = None, speaker: str | None = None) -> Remembered:
         """One note as a one-turn session of a notes source, through the chat write path (speaker entity, memory,
         embedding); never into a video's or conversation's timeline, never as one of their people
         (`m3graph.service.notes`: the source, the agent speaker and the marks)."""
@@ -126,13 +131,14 @@ class McpService(MemoryService):
         except BaseException:
             notes.release_notes_source(self.graph, source)
             raise
-        clips = summary.get("sessions_written") or []
+        clips = summary.sessions_written
         for clip in clips:
             notes.mark_note(self.graph, source, clip)
-        return {"remembered": line, "source": source, "speaker": name, "agent_note": True,
-                "clip": clips[0] if clips else None, "turn_id": turn.turn_id, "summary": summary}
+        first = clips[0] if clips else None
+        return Remembered(remembered=line, source=source, speaker=name, clip=first, turn_id=turn.turn_id,
+                          clip_key=f"{source}#{first}" if first is not None else None, summary=summary)
 
-    def ingest_chat(self, path: str, source_id: str | None = None) -> dict[str, Any]:
+    def ingest_chat(self, path: str, source_id: str | None = None) -> ChatIngested:
         from m3graph.ingest.chat.formats import load_conversation
         from m3graph.ingest.chat.parsing import ReadLimits
 

@@ -29,6 +29,7 @@ from typing import Any
 from m3graph.errors import NotFoundError
 from m3graph.graphdb.tags import TAG, is_equivalence, parse_tags
 from m3graph.graphdb.types import FaceCluster
+from m3graph.reasoning.drop_reasons import describe_dropped
 from m3graph.reasoning.llm.base import ChatModel, ImagePart, Message, Part, TextPart, Usage, VideoPart
 from m3graph.reasoning.perception_memorizer import ClipPerception, Memorization, PerceptionMemorizer
 from m3graph.settings import LLMBackend, PerceptionConfig, Settings
@@ -321,7 +322,8 @@ def _assemble(clip: ClipPerception, parsed: tuple[list[Any], list[Any]] | None, 
     episodic, semantic = validate_memories(*(parsed or ([], [])), {e for e, _ in clip.faces},
                                            {e for e, _ in clip.voices}, report)
     if report.dropped:
-        log.warning("clip %s#%d: dropped model output: %s", clip.video_id, clip.clip_index, dict(report.dropped))
+        log.warning("%s", describe_dropped(f"clip {clip.video_id}#{clip.clip_index}", report.dropped,
+                                           replay=f"m3graph memorize {clip.video_id} --replay"))
     if keep_perception or parsed is None:
         known = {t.lower() for t in episodic}
         episodic = [t for t in PerceptionMemorizer(config).memorize(clip).episodic if t.lower() not in known] + episodic

@@ -22,6 +22,8 @@ from m3graph.cypher import query
 from m3graph.dates import TimeNotes
 from m3graph.errors import SchemaVersionError
 from m3graph.fact_versions import slot_properties, version_rows
+from m3graph.schema.character_names import backfill_character_names
+from m3graph.schema.sources import backfill_sources
 from m3graph.settings import Settings, text_model_setting
 from m3graph.storage.keys import key_of
 
@@ -215,6 +217,15 @@ MIGRATIONS: tuple[Migration, ...] = (
     # its Monday: the notes of memories written before are computed again (the same backfill as migration 12).
     Migration(16, "time notes re-rendered: a relative week or weekend named from the day it was said", (),
               backfill=backfill_event_dates),
+    # Sources say what they are (issue 35): `Source` label, `kind` and `source_id` beside `Video`/`video_id`, which
+    # stay for a deprecation window (m3graph/schema/sources.py, docs/graph-model.md "Sources").
+    Migration(17, "sources named: Source label, kind (video/conversation/facts/notes) and source_id on every source",
+              ("schema/unique_source", "schema/range_source_kind"), backfill=backfill_sources),
+    # People by name (issue 36): Character.name is the display name (current name fact, else the speaker's name,
+    # else character_K), kept current by the write path (m3graph.graphdb.names); graphs written before get it here.
+    Migration(18, "Character.name is the person's current name (name facts, speakers' names)", (),
+              backfill=backfill_character_names),
+    # Add the next migration here, numbered on (LATEST follows the last entry).
 )
 LATEST = MIGRATIONS[-1].version
 TEXT_MARK_VERSION = 11

@@ -10,7 +10,9 @@ ingestion status), `results` (the typed result of every operation; `to_json()` i
 `reads` (the named reads behind those results), `evidence` (the pages' and tools' evidence reads: crops,
 snippets, neighbours, shared files, media references, the schema the server reports), `guarded` (read-only
 Cypher through the guard), `store` (opening the store for a front end), `jobs` (background ingestion jobs),
-`output` (plain JSON values, never an embedding).
+`output` (plain JSON values, never an embedding), `lookup` (sources and people by name or id, refused with the
+closest known names; delete plans), `citations` (the ids, names and dates that cite a shown memory),
+`tool_results` (the results of the agent-only operations: graph schema, notes, chat ingestion, ask jobs).
 
 Front ends (`cli`, `mcp`, `explore`) import this package, never the store (`graphdb`) itself
 (tests/unit/test_layers.py).

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from m3graph.errors import InvalidInputError, NotFoundError
+from m3graph.errors import InvalidInputError
 from m3graph.fact_versions import thing_key
 from m3graph.graphdb import facts
 from m3graph.graphdb.deletion import StoredCopies
@@ -28,8 +28,10 @@ from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import is_equivalence, parse_tags, render_characters
 from m3graph.graphdb.types import ClipResult, RenderedMemory, clip_key
 from m3graph.service import reads
+from m3graph.service.citations import cite
 from m3graph.service.evidence import Evidence
 from m3graph.service.jobs import IngestJobs, IngestRun
+from m3graph.service.lookup import Lookup, char_id_of
 from m3graph.service.output import plain
 from m3graph.service.requests import (
     AskRequest,
@@ -116,6 +118,7 @@ class MemoryService:
         self.graph = graph
         self.jobs = IngestJobs(ingest_run)
         self.evidence = Evidence(graph, settings)  # the pages' evidence reads (crops, neighbours, files, ...)
+        self.lookup = Lookup(graph)  # sources and people by name or id, refused with the closest known names
         self._embedder_factory = embedder_factory
         self._controller_factory = controller_factory
         self._embedder: Any = None
@@ -146,10 +149,8 @@ class MemoryService:
 
     # -- checks only the graph can make ----------------------------------------------------------------------
     def require_videos(self, videos: Sequence[str] | None) -> None:
-        """NotFoundError naming the first id that is not a source in the graph."""
-        for video in videos or ():
-            if not self.graph.video_exists(video):
-                raise NotFoundError(f"no source {video!r} in the graph")
+        """NotFoundError naming the first id that is not a source in the graph (with the closest known ids)."""
+        self.lookup.require_sources(videos)
 
     # -- rendering -----------------------------------------------------------------------------------------
     def _render_texts(self, texts: Sequence[str]) -> list[str]:
@@ -186,13 +187,16 @@ class MemoryService:
     def search(self, request: SearchRequest) -> SearchResult:
         """THE search every front end shows: hybrid, floored, scoped by `<character_K>` tags and `characters`;
         clips best first, each with its memories (`Equivalence:` lines left out, a clip with nothing else
-        dropped) and the files they cite."""
+        dropped) and the files they cite. An unknown source or character is refused (`NotFoundError`)."""
+        self.require_videos(request.videos)
+        self.lookup.require_characters(scoped_characters(request))
         results = self.search_results(request)
         files = self.cited_files(results)
         clips = [c for c in (self.clip_hit(r, files=files) for r in results) if c.memories]
         return SearchResult(query=request.query, mode=request.mode,
                             videos=list(request.videos) if request.videos else None,
-                            before_clip=request.before_clip, characters=scoped_characters(request), clips=clips)
+                            before_clip=request.before_clip, characters=scoped_characters(request),
+                            clips=cite(self.graph, clips))
 
     # -- reads ---------------------------------------------------------------------------------------------
     def list_videos(self, request: ListVideosRequest | None = None) -> VideoList:
@@ -201,10 +205,11 @@ class MemoryService:
     def stats(self, request: StatsRequest) -> Stats:
         """Node and relationship counts, of one source when `video` is given (it must exist)."""
         if request.video is not None:
-            self.require_videos([request.video])
-        return Stats(video=request.video, counts=self.graph.counts(request.video))
+            return Stats(video=request.video, counts=self.lookup.source_counts(request.video))
+        return Stats(video=None, counts=self.graph.counts(None))
 
     def video_timeline(self, request: TimelineRequest) -> Timeline:
+        self.require_videos([request.video])
         rows = reads.timeline(self.graph, request.video)
         summaries = self._render_texts([r["first"][0] if r["first"] else "" for r in rows])
         clips = [TimelineClip(clip=r["clip_index"], start_s=r["start_s"], end_s=r["end_s"],
@@ -216,24 +221,27 @@ class MemoryService:
 
     def fetch_clip(self, request: FetchClipRequest) -> ClipView:
         video, clip = request.video, request.clip
+        self.require_videos([video])
         header = reads.clip(self.graph, video, clip)
         found = self.graph.search.fetch_clip(video, clip, before=request.before, after=request.after)
         files = self.cited_files(found)
         return ClipView(video=video, clip=clip, state=header["state"], reason=header["reason"], uri=header["uri"],
                         faces=[FaceInClip(face=f, character=c) for f, c in header["faces"]],
                         voices=[VoiceInClip(voice=v, character=c) for v, c in header["voices"]],
-                        clips=[self.clip_hit(r, with_scores=False, files=files) for r in found])
+                        clips=cite(self.graph, [self.clip_hit(r, with_scores=False, files=files) for r in found]))
 
     def character(self, request: CharacterRequest) -> CharacterResult:
         char_id = request.char_id
         candidates: list[Candidate] = []
-        if char_id is None:
-            found = self.graph.search.characters_named(str(request.name),
-                                                       list(request.videos) if request.videos else None)
-            if not found:
-                raise NotFoundError(f"no character is named {request.name!r} in memory")
-            char_id = found[0][0]
-            candidates = [Candidate(char_id=c, mentions=n) for c, n in found]
+        self.lookup.require_characters([char_id] if char_id is not None else [])
+        if char_id is None:  # a name: an id spelled out, or the one person going by it, else the memories' best
+            found, by_name = self.lookup.candidates(str(request.name), request.videos)
+            if by_name or not found or char_id_of(str(request.name)) is not None:
+                char_id = self.lookup.resolve(str(request.name), request.videos)  # raises naming the candidates
+            else:
+                char_id = found[0][0]
+                candidates = [Candidate(char_id=c, mentions=n)
+                              for c, n in self.graph.search.characters_named(str(request.name), request.videos)]
         view = reads.character(self.graph, int(char_id), memory_limit=MAX_CHARACTER_MEMORIES)
         appearances: dict[str, dict[str, int]] = {}
         for m in view.memories:
@@ -269,6 +277,7 @@ class MemoryService:
             chars = [c for c, _ in self.graph.search.characters_named(subject, [video])[:1]]
         for entity in self.graph.search.entities_of(chars):
             keys += [normalise_name(f"<{kind}_{entity}>") for kind in ("face", "voice", "speaker")]
+        keys += [normalise_name(n) for n in facts.character_names(self.graph.ex, chars).values()] if chars else []
         return list(dict.fromkeys(keys))
 
     def _people(self, subjects: Sequence[str]) -> dict[str, str]:
@@ -303,8 +312,9 @@ class MemoryService:
                 superseded=r["superseded_note"] or None, contradicts=r["contradicts"] or None,
                 manual=ManualMark(state=r["manual_state"], note=r["manual_note"], via=r["manual_via"],
                                   at=plain(r["manual_at"])) if r["manual_state"] else None))
-        return History(video=request.video, subject=request.subject,
-                       slots=[FactSlot(**head, versions=versions) for head, versions in slots.values()])
+        shown = [FactSlot(**head, versions=versions) for head, versions in slots.values()]
+        return History(video=request.video, subject=request.subject, slots=shown,
+                       note=self.lookup.no_facts_reason(request.video, request.subject, found=bool(shown)))
 
     def facts_about_results(self, request: FactsAboutRequest) -> list[RenderedMemory]:
         keys = [thing_key(request.video, normalise_name(s)) for s in request.subjects]

@@ -20,7 +20,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_serializer, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    computed_field,
+    field_serializer,
+    model_serializer,
+)
 
 from m3graph.graphdb.votes import VoteRecord
 from m3graph.service.output import plain
@@ -66,23 +74,25 @@ class FileRef(Result):
 
 
 class MemoryHit(Result):
-    """One memory as the tools show it: tags as <character_K>; `superseded` only on a version that no longer
-    holds. `memory_id` cites it (and is what correct_fact takes); slot and current are for the explorer's
-    correction buttons and stay out of the JSON."""
+    """One memory as shown: tags as <character_K>; `superseded` only on a version that no longer holds. Cited by
+    `memory_id` (what correct_fact takes), `turn_id` (its conversation turn) and `names` ("Mia (character_4)"),
+    filled by `m3graph.service.citations.cite`. Out of the JSON: `clip` and `date` (the enclosing ClipHit's
+    `clip_key` and `started_at`, kept for Python callers that flatten hits), `speaker`, `slot`, `current`."""
 
-    omit_none: ClassVar[frozenset[str]] = frozenset({"score", "superseded", "files"})
+    omit_none: ClassVar[frozenset[str]] = frozenset({"score", "superseded", "files", "turn_id", "names"})
     kind: str
     text: str
     memory_id: str
     score: float | None = None
     superseded: str | None = None
     files: list[FileRef] | None = None
+    turn_id: str | None = None
+    names: list[str] | None = None
     slot: str | None = Field(default=None, exclude=True)
     current: bool | None = Field(default=None, exclude=True)
-    # For Python callers (m3graph.client): who said it (a conversation turn's speaker, by name) and the clip key
-    # ("source#N") it was found in; not in the tools' JSON yet, whose shape the MCP tests pin.
     speaker: str | None = Field(default=None, exclude=True)
     clip: str | None = Field(default=None, exclude=True)
+    date: str | None = Field(default=None, exclude=True)
 
     @field_serializer("score")
     def _rounded(self, value: float | None) -> float | None:
@@ -108,6 +118,12 @@ class ClipHit(Result):
     score: float | None = None
     rank: float | None = Field(default=None, serialization_alias="relevance")
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def clip_key(self) -> str:
+        """"source#N": how a memory's clip is cited (and what `as_of` and the explorer's links take)."""
+        return f"{self.video_id}#{self.clip_index}"
+
     @field_serializer("score", "rank")
     def _rounded(self, value: float | None) -> float | None:
         return _round4(value)
@@ -115,10 +131,6 @@ class ClipHit(Result):
     @property
     def label(self) -> str:
         return f"CLIP_{self.clip_index}"
-
-    @property
-    def clip_key(self) -> str:
-        return f"{self.video_id}#{self.clip_index}"
 
 
 class SearchResult(Result):
@@ -216,10 +228,13 @@ class SameAs(Result):
 
 
 class Episode(Result):
+    """An episode a person appears in: where (video, clip), what happened, and its memory id to cite it."""
+
+    omit_none: ClassVar[frozenset[str]] = frozenset({"memory_id"})
     video: str
     clip: int
     text: str
-    memory_id: str | None = Field(default=None, exclude=True)
+    memory_id: str | None = None
 
 
 class ClipSpan(Result):
@@ -288,9 +303,11 @@ class FactSlot(Result):
 
 
 class History(Result):
+    omit_none: ClassVar[frozenset[str]] = frozenset({"note"})
     video: str
     subject: str
     slots: list[FactSlot]
+    note: str | None = None  # why there are no facts (or only names): e.g. a chat ingested without --memorize
 
 
 class FactLine(Result):

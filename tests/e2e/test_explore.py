@@ -62,7 +62,7 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture
 def page(browser: Browser, server: str) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(viewport={"width": 1400, "height": 900})  # the issue-36 review size
     pg = context.new_page()
     errors: list[str] = []
     pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
@@ -160,6 +160,7 @@ def test_a_manual_vote_fixes_a_wrong_merge(page: Page, server: str, ingested: Me
     assert _character_of(ingested, obama_voice) != _character_of(ingested, biden_face)
     assert f"voice_{obama_voice}" not in page.locator("#members").inner_text()
     assert page.locator("#history tr", has_text="different").count() == 1
+    assert "not the same person" in page.locator("#flash").inner_text()  # the vote is confirmed on arrival
     _shot(page, "fixed")
     # undo restores the model votes' grouping, and the history keeps the undone vote
     with page.expect_navigation():

@@ -38,6 +38,7 @@ from m3graph.explore.app import create_app
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, clip_key
 from m3graph.ingest.demo import SCRIPT, demo_request, load_demo
+from m3graph.mcp.answers import PAGE_ARGUMENTS
 from m3graph.mcp.server import build_server
 from m3graph.mcp.service import McpService
 from m3graph.reasoning.memory_tools import MemoryTools
@@ -260,9 +261,12 @@ def test_every_request_field_is_an_mcp_argument_with_the_same_schema(world: Worl
     for request, (tool, absent) in MCP_TOOLS.items():
         fields = request.model_json_schema().get("properties", {})
         args = schemas[tool].get("properties", {})
-        assert set(fields) - absent == set(args), (tool, sorted(fields), sorted(args))
-        for name in args:
+        paging = set(args) & set(PAGE_ARGUMENTS)  # limit / cursor: the agent front end's response budget
+        assert set(fields) - absent == set(args) - paging, (tool, sorted(fields), sorted(args))
+        for name in set(args) - paging:
             assert _bare(args[name]) == _bare(fields[name]), (tool, name, args[name], fields[name])
+        for name in paging:  # one definition for every tool
+            assert _bare(args[name]) == _bare(PAGE_ARGUMENTS[name]), (tool, name, args[name])
 
 
 def test_every_request_field_is_a_cli_option() -> None:

@@ -37,7 +37,7 @@ from tests.helpers.media import make_video
 
 VIDEO = "demo-mcp"
 READ_TOOLS = {"search_memory", "fetch_clip", "character", "list_videos", "video_timeline", "history", "ask",
-              "graph_schema", "read_cypher", "fetch_media", "file_text"}
+              "graph_schema", "read_cypher", "fetch_media", "file_text", "ask_status"}
 WRITE_TOOLS = {"remember", "ingest_chat", "ingest", "ingest_status", "vote_same", "vote_different", "undo_vote",
                "correct_fact", "delete"}
 TOKEN = "test-token-0123456789abcdef"

@@ -233,7 +233,7 @@ def test_folder_layout_and_cli_files_root(fgraph: MemoryGraph, tmp_path: Path) -
                                 obj=fgraph.settings)
     assert result.exit_code == 0, result.output
     assert "no such file under the files root" in result.stderr
-    assert rows(fgraph, "MATCH (m:Memory {video_id: 'rooted'}) RETURN count(m) AS n")[0]["n"] == 1
+    assert rows(fgraph, "MATCH (m:Memory {video_id: 'rooted', kind: 'episodic'}) RETURN count(m) AS n")[0]["n"] == 1
 
 
 def test_malformed_files_entries_are_format_errors(tmp_path: Path) -> None:

@@ -115,7 +115,11 @@ def _snapshot(graph: MemoryGraph) -> list[Any]:
 
 
 def _memories(graph: MemoryGraph, source: str) -> list[dict[str, Any]]:
-    return _rows(graph, "MATCH (m:Memory {video_id: $v}) OPTIONAL MATCH (m)-[:MENTIONS]->(s:Speaker) "
+    """The source's memories but the speakers' name facts ("Ann <speaker_1>'s name is Ann.", tests/graph/
+    test_character_names.py), in clip order."""
+    return _rows(graph, "MATCH (m:Memory {video_id: $v}) "
+                        "WHERE NOT coalesce(m.slot_key ENDS WITH ' · name' AND m.slot_value = m.slot_subject, false) "
+                        "OPTIONAL MATCH (m)-[:MENTIONS]->(s:Speaker) "
                         "RETURN m.text AS text, m.kind AS kind, m.clip_index AS clip, m.source_ids AS ids, "
                         "m.start_s AS start_s, m.end_s AS end_s, m.order_in_clip AS o, "
                         "collect(s.speaker_name) AS speakers ORDER BY clip, o", v=source)
@@ -138,7 +142,7 @@ def test_locomo_dev_file_loads_and_a_few_sessions_ingest(graph: MemoryGraph, emb
     small = replace(conv, source_id="chat-dev-26", sessions=conv.sessions[:2])
     summary = ingest_conversation(graph, small, embedder)
     assert summary.sessions_written == [0, 1] and summary.turns == sum(len(s.turns) for s in small.sessions)
-    assert graph.counts("chat-dev-26")["Memory"] == summary.turns
+    assert summary.speaker_names == 2 and graph.counts("chat-dev-26")["Memory"] == summary.turns + 2  # + names
     assert set(_speakers(graph, "chat-dev-26")) == {"Caroline", "Melanie"}
 
 
@@ -243,7 +247,7 @@ def test_incremental_append_skips_stored_sessions(graph: MemoryGraph, embedder: 
     conv, _ = load_locomo(_write(path, _locomo({1: S1, 2: S2})))  # the file grew by one session
     grown = ingest_conversation(graph, conv, embedder)
     assert grown.sessions_written == [1] and grown.sessions_skipped == 1 and grown.speakers_created == 0
-    assert graph.counts("chat-a")["Clip"] == 2 and graph.counts("chat-a")["Memory"] == 5
+    assert graph.counts("chat-a")["Clip"] == 2 and graph.counts("chat-a")["Memory"] == 5 + 2  # + Ann's, Bob's name
     nxt = _rows(graph, "MATCH (:Clip {clip_key: 'chat-a#0'})-[:NEXT]->(c:Clip) RETURN c.start_s AS s")
     assert nxt == [{"s": 30.0}]  # appended after the stored session, on the same timeline
 
@@ -396,7 +400,7 @@ def test_deleting_a_chat_source_removes_its_speakers_and_characters(graph: Memor
 
     # A session's deletion keeps the speakers that still speak elsewhere.
     graph.delete_clip("chat-a", 1)
-    assert set(_speakers(graph, "chat-a")) == {"Ann", "Bob"} and graph.counts("chat-a")["Memory"] == 3
+    assert set(_speakers(graph, "chat-a")) == {"Ann", "Bob"} and graph.counts("chat-a")["Memory"] == 3 + 2  # names
     graph.delete_video("chat-a")
     assert _speakers(graph, "chat-a") == {} and graph.counts("chat-a")["Memory"] == 0
     chars = _rows(graph, "MATCH (c:Character) RETURN count(c) AS n")
@@ -412,7 +416,7 @@ def test_delete_character_of_a_speaker(graph: MemoryGraph, embedder: TextEmbedde
     bob_char = _speakers(graph, "chat-a")["Bob"][1]
     assert bob_char is not None
     deleted = graph.delete_character(bob_char)
-    assert (deleted["entities"], deleted["memories"]) == (1, 1)
+    assert (deleted["entities"], deleted["memories"]) == (1, 2)  # his turn and his name fact
     assert set(_speakers(graph, "chat-a")) == {"Ann"}
     assert all(not m["text"].startswith("Bob") for m in _memories(graph, "chat-a"))
 

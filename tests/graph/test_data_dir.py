@@ -80,7 +80,7 @@ def test_delete_from_another_directory_removes_every_stored_copy(staged: tuple[M
     g, home = staged
     data = home / "data"
     assert [f for f in _local_files(data) if f.startswith("videos/dv/crops/")] and (data / PHOTO).is_file()
-    done = _m3graph(g, home, tmp_path / "elsewhere", "delete", "video", "dv")
+    done = _m3graph(g, home, tmp_path / "elsewhere", "delete", "video", "dv", "--yes")
     assert done.returncode == exit_codes.OK, done.stderr
     assert "deleted video dv (2 clips)" in done.stdout
     assert _local_files(data / "videos") == [] and not (data / PHOTO).exists()
@@ -94,7 +94,7 @@ def test_a_missing_copy_is_reported_after_the_rest_is_deleted(staged: tuple[Memo
     data = home / "data"
     lost = sorted(f for f in _local_files(data) if f.startswith("videos/dv/crops/00001/"))[0]
     (data / lost).unlink()
-    failed = _m3graph(g, home, tmp_path / "elsewhere", "delete", "clip", "dv", "1")
+    failed = _m3graph(g, home, tmp_path / "elsewhere", "delete", "clip", "dv", "1", "--yes")
     assert failed.returncode == exit_codes.FAILED_ITEMS, failed.stderr
     assert lost in failed.stderr and str(data) in failed.stderr and "clip dv#1 was deleted" in failed.stderr
     # The graph part is complete and consistent, and every copy that was there is gone.
@@ -102,7 +102,7 @@ def test_a_missing_copy_is_reported_after_the_rest_is_deleted(staged: tuple[Memo
     assert rows(g, "MATCH (o) WHERE (o:FaceObs OR o:Utterance) AND o.clip_index = 1 RETURN o") == []
     assert not [f for f in _local_files(data) if "00001" in f or "clip_1_" in f]
     # A clean delete of the rest still says nothing but what it did.
-    done = _m3graph(g, home, tmp_path / "elsewhere", "delete", "video", "dv")
+    done = _m3graph(g, home, tmp_path / "elsewhere", "delete", "video", "dv", "--yes")
     assert done.returncode == exit_codes.OK and done.stderr == "", done.stderr
     assert _local_files(data / "videos") == []
 
@@ -116,7 +116,7 @@ def test_a_character_delete_reports_a_missing_crop(staged: tuple[MemoryGraph, Pa
                                        "RETURN o.crop_uri AS k ORDER BY k LIMIT 1")]
     (data / crop).unlink()
     char = g.characters_of([face])[face]
-    failed = _m3graph(g, home, tmp_path / "elsewhere", "delete", "character", str(char))
+    failed = _m3graph(g, home, tmp_path / "elsewhere", "delete", "character", str(char), "--yes")
     assert failed.returncode == exit_codes.FAILED_ITEMS and crop in failed.stderr, failed.stderr
     assert g.characters_of([face]) == {}
     assert not [f for f in _local_files(data) if "/crops/" in f and "/p0_" in f]

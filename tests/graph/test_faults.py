@@ -60,7 +60,7 @@ def test_memorize_failed_command_redoes_what_the_endpoint_dropped(g: MemoryGraph
 
         shown = CliRunner().invoke(main, ["clips", "tf-cli"], obj=settings)
         assert shown.exit_code == 0, shown.output
-        assert [line.split()[1] for line in shown.output.splitlines()[:3]] == ["memorize_failed"] * 3, shown.output
+        assert [line.split()[1] for line in shown.output.splitlines()[1:4]] == ["memorize_failed"] * 3, shown.output
         assert "HTTP 503" in shown.output and "3 failed; `m3graph memorize tf-cli --failed`" in shown.output
 
         server.mode = "ok"

@@ -1,15 +1,14 @@
 """The multi-hop follow-up search on the real server: a session the question shares no word or direction with is
-found only through the words of the first hit (graphdb/search_followup.py)."""
+found only through the words of the first hit (bench/search_followup.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from m3graph.graphdb.search_followup import FollowUpSearch, followup_terms
+from bench.search_followup import FollowUpConfig, FollowUpSearch, followup_terms
 from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.store import MemoryGraph
-from m3graph.settings import FollowUpConfig
 from tests.helpers.graph import add_clip, mem, near, rng, text_dim, unit, variant, with_settings
 
 QUESTION = "Where did the family go camping?"

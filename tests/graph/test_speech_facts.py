@@ -41,9 +41,11 @@ def _ingest(graph: MemoryGraph, path: Path, source: str, speech: bool = True) ->
 
 
 def _slots(graph: MemoryGraph, source: str) -> dict[str, list[tuple[str, bool, bool]]]:
-    """slot key -> (value, negated, current) of every derived fact, oldest first."""
+    """slot key -> (value, negated, current) of every derived fact, oldest first (not the speakers' own names)."""
     out: dict[str, list[tuple[str, bool, bool]]] = {}
-    for r in rows(graph, "MATCH (m:Memory {video_id: $v}) WHERE m.slot_key IS NOT NULL RETURN m.slot_key AS k, "
+    for r in rows(graph, "MATCH (m:Memory {video_id: $v}) WHERE m.slot_key IS NOT NULL "
+                         "AND NOT (m.slot_key ENDS WITH ' · name' AND m.slot_value = m.slot_subject) "
+                         "RETURN m.slot_key AS k, "
                          "m.slot_value AS v, m.negated AS n, m.current AS c ORDER BY m.valid_from_order[0], "
                          "m.memory_id", v=source):
         out.setdefault(r["k"], []).append((r["v"], r["n"], r["c"]))

@@ -141,8 +141,8 @@ def test_exit_codes_are_documented() -> None:
 
 
 def served_tools() -> list[str]:
-    source = (ROOT / "m3graph/mcp/server.py").read_text(encoding="utf-8")
-    return re.findall(r"@_tool\(server, \w+\)\s+def (\w+)\(", source)
+    source = "\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "m3graph/mcp").glob("*.py")))
+    return re.findall(r"@_?tool\(server, \w+\)\s+(?:async\s+)?def (\w+)\(", source)
 
 
 def documented_tools() -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from m3graph.graphdb.search_followup import followup_terms, fuse_clips, merge_nodes
+from bench.search_followup import followup_terms, fuse_clips, merge_nodes
 from m3graph.graphdb.types import ClipResult, RenderedMemory
 
 

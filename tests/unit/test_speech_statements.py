@@ -75,8 +75,8 @@ def test_the_stored_sentence_reads_back_as_the_same_statement() -> None:
 
 
 def test_the_labelled_speech_sample_loads_and_keeps_its_precision() -> None:
-    rows = _load(SPEECH_SAMPLE)
-    assert len(rows) == 220 and {r["split"] for r in rows} == {"dev", "held"}
+    rows = [r for r in _load(SPEECH_SAMPLE) if r["split"] in ("dev", "held")]  # the update lines: test_speech_updates
+    assert len(rows) == 220
     report = measure_speech(rows)
     assert report.expected >= 8 and report.none_expected >= 200
     assert report.false_parse + report.wrong_slot <= 2  # a wrong slot hides a true fact: precision comes first

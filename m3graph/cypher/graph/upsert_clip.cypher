@@ -2,10 +2,13 @@
 // params: clips
 // Videos and Clips keyed by (video, clip), a batch per statement (`ClipInfo.upsert_params` builds each row);
 // NEXT links to the neighbours that already exist, so clips may arrive out of order, in any batch, and re-running
-// changes nothing.
+// changes nothing. The source is a `Source` of a `kind` keyed by `source_id` (`Video`/`video_id` kept for old
+// queries, docs/graph-model.md "Sources"): a new one is a video until chat/write_session or notes/claim_source,
+// in the same transaction, say it is a conversation, a facts list or a notes source.
 UNWIND $clips AS k
 MERGE (v:Video {video_id: k.video_id})
 ON CREATE SET v.created_at = datetime(), v.name = k.video_name
+SET v:Source, v.source_id = k.video_id, v.kind = coalesce(v.kind, 'video')
 MERGE (c:Clip {clip_key: k.video_id + '#' + toString(k.clip_index)})
 ON CREATE SET c.created_at = datetime()
 SET c.video_id = k.video_id, c.clip_index = k.clip_index, c.start_s = k.start_s, c.end_s = k.end_s, c.uri = k.uri,

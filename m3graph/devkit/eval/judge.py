@@ -175,10 +175,12 @@ class EntailmentJudge:
 
 
 def make_judge(settings: Settings, structured: Structured = "retry") -> EntailmentJudge:
-    """The judge of `settings.llm.judge` (the backends load lazily: only evaluation needs them)."""
+    """The judge of the evaluations' settings (`[eval.judge]`, m3graph/devkit/eval/settings.py); the backends load
+    lazily: only evaluation needs them."""
+    from m3graph.devkit.eval.settings import load_eval_settings
     from m3graph.reasoning.llm import make_chat_model
 
-    endpoint = settings.llm.judge
+    endpoint = load_eval_settings().judge
     return EntailmentJudge(make_chat_model(endpoint, settings.llm.models_dir), max_tokens=endpoint.max_tokens,
                            structured=structured)
 

@@ -53,6 +53,7 @@ from m3graph.graphdb.types import ClipInfo, MemoryIn, check_video_id, clip_key
 from m3graph.ingest.chat.attachments import FileProblem, SharedFile, drop_unheld, share_all
 from m3graph.ingest.chat.model import Conversation, Session, Turn
 from m3graph.ingest.chat.photo_names import introduced_name
+from m3graph.ingest.chat.speaker_names import introductions, name_fact, speaker_key, tagged_name_fact
 from m3graph.ingest.chat.turn_parts import MAX_TURN_PARTS, split_turn
 from m3graph.observations import FaceCluster, VoiceCluster
 
@@ -77,6 +78,7 @@ class SessionMemory:
     face_labels: tuple[int, ...] = ()  # a photo's faces (session-wide cluster labels), tagged once resolved
     face_name: str | None = None  # the name the sharing turn gives the photo's one face (photo_names.py)
     voice_label: int | None = None  # an audio file's utterance: the voice saying it (session-wide label)
+    named_speaker: str | None = None  # a speaker's name fact (speaker_names.py), tagged once the speaker has an id
 
 
 def turn_memory(turn: Turn) -> SessionMemory:
@@ -101,6 +103,7 @@ class ChatIngestSummary:
     speakers_created: int = 0
     files: int = 0  # files stored and described
     files_refused: list[str] = field(default_factory=list)  # one line per refused file (the rest was ingested)
+    speaker_names: int = 0  # name facts of new speakers (speaker_names.py), not counted in `semantic`
 
 
 def turn_line(turn: Turn, tag: str = "") -> str:
@@ -153,17 +156,6 @@ def tag_speakers(text: str, ids: Mapping[str, int]) -> str:
     for pos, tag in sorted(inserts, reverse=True):
         text = text[:pos] + tag + text[pos:]
     return text
-
-
-def speaker_key(same_speakers: dict[str, str], source_id: str, name: str) -> str:
-    """``source|name``, or the key configuration maps it to (`chat.same_speakers`, followed to its end)."""
-    key, seen = f"{source_id}|{name}", set()
-    while key in same_speakers and key not in seen:
-        seen.add(key)
-        key = same_speakers[key]
-    if "|" not in key:
-        raise InvalidInputError(f"chat.same_speakers maps to {key!r}: write speakers as 'source|name'")
-    return key
 
 
 @dataclass
@@ -267,10 +259,16 @@ def _plan_and_write(graph: MemoryGraph, conv: Conversation, embedder: TextEmbedd
     """Plans, embeds and writes the new sessions (`ingest_conversation`), adding every stored file to `stored`."""
     plans: list[_Planned] = []
     timeline = _timeline(new, offset, graph.settings.chat.turn_seconds)
+    keys = {t.speaker: speaker_key(graph.settings.chat.same_speakers, conv.source_id, t.speaker)
+            for s in new for t in s.turns}
+    held = {r["key"] for r in graph.ex.read("chat/speakers_by_key", keys=sorted(set(keys.values())))}
+    intro = introductions(new, {n for n, k in keys.items() if k in held})  # first: a rename said later wins
     for i, (session, (start, end, spans)) in enumerate(zip(new, timeline, strict=True)):
         clip = ClipInfo(video_id=conv.source_id, clip_index=next_index + i, start_s=start, end_s=end,
                         started_at=session.started_at)
-        mems = memorizer.memorize(conv, session) if memorizer else [turn_memory(t) for t in session.turns]
+        mems = [SessionMemory("semantic", fact, named_speaker=who)
+                for who in intro.get(session.session_key, ()) if (fact := name_fact(who))]
+        mems += memorizer.memorize(conv, session) if memorizer else [turn_memory(t) for t in session.turns]
         shared: list[SharedFile] = []
         faces: list[FaceCluster] = []
         voices: list[VoiceCluster] = []
@@ -323,7 +321,8 @@ def _plan_and_write(graph: MemoryGraph, conv: Conversation, embedder: TextEmbedd
         summary.sessions_written.append(p.clip.clip_index)
         summary.turns += len(p.session.turns)
         summary.episodic += sum(1 for m in p.memories if m.kind == "episodic")
-        summary.semantic += sum(1 for m in p.memories if m.kind == "semantic")
+        summary.semantic += sum(1 for m in p.memories if m.kind == "semantic" and m.named_speaker is None)
+        summary.speaker_names += sum(1 for m in p.memories if m.named_speaker is not None)
         summary.speakers_created += written
         summary.files += len(p.files)
 
@@ -357,6 +356,7 @@ def _write_session(graph: MemoryGraph, conv: Conversation, p: _Planned) -> int |
             start = min((a for a, _ in spans), default=p.clip.start_s)
             end = max((b for _, b in spans), default=p.clip.end_s)
             text = (turn_line(m.turn, f" <speaker_{ids[m.turn.speaker]}>") if m.turn
+                    else tagged_name_fact(m.named_speaker, ids[m.named_speaker]) if m.named_speaker
                     else tag_speakers(safe_text(m.text), ids))
             tags = [f"<face_{faces[k]}>" + (f" ({who})" if (who := named.get(k) or known.get(faces[k])) else "")
                     for k in m.face_labels if k in faces]

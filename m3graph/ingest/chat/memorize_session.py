@@ -21,6 +21,7 @@ from typing import Any
 
 from m3graph.ingest.chat.ingest import SessionMemory, turn_line, turn_memory
 from m3graph.ingest.chat.model import Conversation, Session
+from m3graph.reasoning.drop_reasons import describe_dropped
 from m3graph.reasoning.llm.base import ChatModel, Message, Usage
 from m3graph.reasoning.memorize import (
     ParseReport,
@@ -132,8 +133,7 @@ class LLMSessionMemorizer:
             return SessionMemorization(turn_memories(session), "fallback", raw, usage, dict(report.dropped))
         memories = self.assemble(session, parsed, report)
         if report.dropped:
-            log.warning("session %s of %s: dropped model output: %s", session.session_key, conv.source_id,
-                        dict(report.dropped))
+            log.warning("%s", describe_dropped(f"session {session.session_key} of {conv.source_id}", report.dropped))
         return SessionMemorization(memories, "model", raw, usage, dict(report.dropped))
 
     def assemble(self, session: Session, parsed: tuple[list[Any], list[Any]],

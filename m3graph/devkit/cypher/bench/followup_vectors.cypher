@@ -2,7 +2,7 @@
 // params: ids
 // returns: memory_id, embedding
 // The text vectors of a first search's top memories: the "feedback" follow-up moves the query towards them
-// (graphdb/search_followup.py).
+// (bench/search_followup.py).
 UNWIND $ids AS id
 MATCH (m:Memory {memory_id: id})
 WHERE m.embedding IS NOT NULL

@@ -1,4 +1,8 @@
-"""A second, informed search for multi-hop questions (off by default: `search.followup.strategy`).
+"""A second, informed search for multi-hop questions: a benchmark of a search the product does not run.
+
+Where it lives: bench/, with its settings (`FollowUpConfig`, formerly the product's `search.followup`) and its two
+queries (m3graph/devkit/cypher/bench/followup_*.cypher), since no product path ever built it; only
+bench/multihop_followup.py and the tests do (docs/evaluation.md, "Multi-hop follow-up": measured, not adopted).
 
 Why: a multi-hop question's evidence sits in two or more sessions, and the second session shares few words with
 the question (dev set: about 40 of 74 multi-hop questions need a session the first search ranks 9th or lower).
@@ -24,14 +28,34 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Literal
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
 from m3graph.graphdb.query_text import STOP_WORDS, lucene_query_terms
 from m3graph.graphdb.search import MemorySearch
 from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.types import ClipResult, RenderedMemory
-from m3graph.settings import FollowUpConfig
+
+
+class FollowUpConfig(BaseModel):
+    """How the follow-up search is built (benchmark settings; the product has none of these)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    strategy: Literal["off", "terms", "feedback", "spread"] = Field("off", description=(
+        "\"terms\": the question plus the content words of the first hits that it lacks; \"feedback\": the same "
+        "words with the query vector moved towards the first hits' vectors; \"spread\": the question again, "
+        "ranked without the session terms; \"off\": no second search."))
+    seeds: int = Field(5, ge=1, le=50, description="The first search's top memories the follow-up is built from.")
+    terms: int = Field(8, ge=1, le=32, description="Content words of the seeds added to the question.")
+    feedback_weight: float = Field(0.5, ge=0, le=4, description=(
+        "\"feedback\": the query vector plus this times the seeds' mean vector."))
+    clip_weight: float = Field(0.3, ge=0, le=1, description="Clip mode: the follow-up ranking's share of a "
+                                                              "clip's score.")
+    node_slots: int = Field(3, ge=0, le=100, description="Node mode: places kept for the follow-up's new hits.")
+
 
 _CAP = 1000  # full-text hits counted per word: beyond this a word is common anyway
 _MAX_TERMS = 32  # FollowUpConfig.terms' bound
@@ -138,7 +162,7 @@ class FollowUpSearch:
 
     def __init__(self, search: MemorySearch, cfg: FollowUpConfig | None = None) -> None:
         self.first = search
-        self.cfg = cfg or search.settings.search.followup
+        self.cfg = cfg or FollowUpConfig()
         # "spread": the second search is the question again, ranked without the session terms (no clip prior, no
         # clip document), so lines from sessions other than the best one can take the reserved places.
         self.second = search
@@ -151,7 +175,7 @@ class FollowUpSearch:
         batch = [{"word": w, "query": q} for w in words if (q := lucene_query_terms(w, "text"))]
         if not batch:
             return {}
-        rows = self.first.ex.read("search/followup_word_counts", words=batch,
+        rows = self.first.ex.read("bench/followup_word_counts", words=batch,
                                   videos=list(videos) if videos else None, cap=_CAP)
         return {r["word"]: int(r["n"]) for r in rows}
 
@@ -165,7 +189,7 @@ class FollowUpSearch:
             return None
         vector = list(query)
         if self.cfg.strategy == "feedback" and self.cfg.feedback_weight > 0:
-            rows = self.first.ex.read("search/followup_vectors", ids=[m.memory_id for m in seeds])
+            rows = self.first.ex.read("bench/followup_vectors", ids=[m.memory_id for m in seeds])
             if rows:
                 q = np.asarray(self.first._vector(query))
                 centroid = np.mean([np.asarray(r["embedding"], dtype=np.float64) for r in rows], axis=0)
@@ -208,4 +232,4 @@ class FollowUpSearch:
         return merge_nodes(first, second, k)
 
 
-__all__ = ["FollowUpSearch", "candidate_words", "followup_terms", "fuse_clips", "merge_nodes"]
+__all__ = ["FollowUpConfig", "FollowUpSearch", "candidate_words", "followup_terms", "fuse_clips", "merge_nodes"]
