@@ -23,6 +23,14 @@ Two dialects over the same tools (`memory_tools.MemoryTools`):
   asks for several things over conversation memory ("what books has Melanie read?", `gathering.py`) has its
   first search widened to three times the cap, so items said in other sessions are shown, and the reader is told
   to list them all.
+  The reader sees people by name beside their tags (``Mia (<character_4>)``, `names.py`) and an answer's bare tag is
+  given with the name; a time the question names is read as "as of" (`as_of.py`: the facts tools show the version
+  that held then); and beside each round's results it is told which statements on one slot changed, in time
+  order with the holding one marked, and which of a person's statements deny what another affirms
+  (`answer_checks.py`). Its answer then passes model-free checks (`answer_checks.Checks.answer`): a yes/no
+  question touching a contradiction is answered with both dated statements and the question which holds; an
+  older value of a changed slot becomes the holding one; a who-question about whom something is done to gets the
+  role the line names ("the doctor", `roles.py`), not the speaker.
   Where the question's scope holds shared files (`file_tools.files_in_scope`), the reader's system prompt ends
   with `file_tools.READER_HINT` and a next_query written as ``list_files: pdf`` or ``look_at_file: NAME page 2``
   runs that file tool (`MemoryTools.run`) instead of a search; without files the prompt is exactly
@@ -52,12 +60,15 @@ from m3graph.errors import ConfigError, InvalidInputError
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import TAG
 from m3graph.reasoning import file_tools, premise, speakers
+from m3graph.reasoning.answer_checks import Checks
+from m3graph.reasoning.as_of import latest_date, question_as_of
 from m3graph.reasoning.attribution import misattributed, split_speaker
 from m3graph.reasoning.durations import DURATION_NOTE, asks_for_duration, duration_answer
 from m3graph.reasoning.gathering import LIST_CAP_FACTOR, LIST_NOTE, asks_for_a_list
 from m3graph.reasoning.grounding import asks_when, ground_time
 from m3graph.reasoning.llm.base import ChatModel, ChatResult, Message, Usage
 from m3graph.reasoning.memory_tools import MemoryTools, ToolResult, asks_about_the_past, describe
+from m3graph.reasoning.names import NameBook
 from m3graph.settings import Settings
 
 Outcome = Literal["answered", "forced", "abstained", "failed"]
@@ -336,11 +347,25 @@ class Controller:
         question = " ".join(question.split())
         if not question:
             raise InvalidInputError("the question is empty")
-        tools = MemoryTools(self.graph.search, self.embedder, self.settings, videos, before_clip,
-                            all_versions=asks_about_the_past(question))
         started = time.perf_counter()
-        run = self._m3 if self.mode == "m3" else self._tools
-        answer, outcome, rounds = run(question, tools)
+        if self.mode == "m3":  # the research contract: tags only, facts as they hold now unless asked "before"
+            tools = MemoryTools(self.graph.search, self.embedder, self.settings, videos, before_clip,
+                                all_versions=asks_about_the_past(question))
+            answer, outcome, rounds = self._m3(question, tools)
+        else:  # the reader: names beside tags, a time the question names read as "as of" (answer_checks.py)
+            ex = self.graph.search.ex
+            point = question_as_of(question, lambda: latest_date(ex, videos, before_clip))
+            past = asks_about_the_past(question)
+            names = NameBook(ex)
+            tools = MemoryTools(self.graph.search, self.embedder, self.settings, videos, before_clip,
+                                all_versions=past and point is None, as_of=point.iso if point else None,
+                                names=names)
+            checks = Checks(question, point, past, names)
+            answer, outcome, rounds = self._tools(question, tools, checks)
+            named = names.answer(answer) if answer else answer
+            if named != answer and rounds:
+                rounds[-1].note = "; ".join(x for x in (rounds[-1].note, f"names: {answer!r} as {named!r}") if x)
+                answer = rounds[-1].content = named
         usage = sum((r.usage for r in rounds), Usage())
         return AnswerTrace(question, answer, outcome, self.mode, self.model.name, list(videos) if videos else None,
                            before_clip, rounds, usage, time.perf_counter() - started)
@@ -411,7 +436,7 @@ class Controller:
 
     def _results_text(self, query: str | None, new: dict[str, list[str]], tools: MemoryTools,
                       question: str, listing: bool = False, file_note: str | None = None,
-                      speaker_note: str | None = None) -> str:
+                      speaker_note: str | None = None, checks_note: str | None = None) -> str:
         what = "the question" if query is None else f'"{query}"'
         why = f" ({file_note})" if file_note else ""  # a file tool's word on what it could not show
         if new:
@@ -422,9 +447,13 @@ class Controller:
         if listing:
             note += f"\n{LIST_NOTE}"
         said = f"\n\n{speaker_note}" if speaker_note else ""  # who said the quoted lines, who speaks (speakers.py)
+        if checks_note:  # statements that changed, statements that conflict (answer_checks.py)
+            said += f"\n\n{checks_note}"
         return f"{head}{said}\n\nQuestion: {question}{note}"
 
-    def _tools(self, question: str, tools: MemoryTools) -> tuple[str | None, Outcome, list[Round]]:
+    def _tools(self, question: str, tools: MemoryTools, checks: Checks | None = None
+               ) -> tuple[str | None, Outcome, list[Round]]:
+        checks = checks or Checks(question)
         evidence = Evidence(self.settings.llm.control_evidence_lines)
         # The file tools are offered only where files were shared: every other prompt stays byte-identical.
         hinted = file_tools.files_in_scope(tools.search.ex, tools.videos, tools.before_clip)
@@ -441,6 +470,8 @@ class Controller:
                 found, new = self._search(tools, evidence, "search_clip", question)
                 clip_fallback = True
             note0 = "automatic first search with the question"
+            if checks.as_of is not None:  # a time the question names (as_of.py)
+                note0 += f"; {checks.as_of.note()}"
             listing = asks_for_a_list(question) and any(split_speaker(x).speaker for v in new.values() for x in v)
             if listing:
                 for label, lines in self._gather(tools, evidence, question).items():
@@ -465,8 +496,9 @@ class Controller:
                                         tools.search.all_videos)
             if who:
                 rounds[0].note = f"{rounds[0].note}; speakers looked up: {who}"
-            messages.append(Message("user", self._results_text(None, new, tools, question, listing,
-                                                               speaker_note=who)))
+            messages.append(Message("user", self._results_text(
+                None, new, tools, question, listing, speaker_note=who,
+                checks_note=checks.notes(list(evidence.shown), tools.dates))))
         else:
             messages.append(Message("user", f"No search has been made yet.\n\nQuestion: {question}"))
         last_search = False  # set when no new search is possible: the next step must answer
@@ -516,9 +548,17 @@ class Controller:
                     rounds.append(Round(step, "answer", grounded.answer, raws, usage, elapsed,
                                         note=grounded.note(answer)))
                     return grounded.answer, "forced" if final else "answered", rounds
+                checked = checks.answer(answer, list(evidence.shown), tools.dates)
+                if checked is not None:  # a contradiction named, the newest value, the role a line names
+                    rounds.append(Round(step, "answer", checked[0], raws, usage, elapsed, note=checked[1]))
+                    return checked[0], "forced" if final else "answered", rounds
                 rounds.append(Round(step, "answer", answer, raws, usage, elapsed))
                 return answer, "forced" if final else "answered", rounds
             if final:
+                both = checks.answer(None, list(evidence.shown), tools.dates)
+                if both is not None:  # no answer, but the lines hold a denial and an affirmation of the question
+                    rounds.append(Round(step, "answer", both[0], raws, usage, elapsed, note=both[1]))
+                    return both[0], "forced", rounds
                 rounds.append(Round(step, "answer", NOT_IN_MEMORY, raws, usage, elapsed,
                                     note="the model found no answer in the evidence"))
                 return NOT_IN_MEMORY, "abstained", rounds
@@ -536,10 +576,12 @@ class Controller:
                     file_note = f"{file_note}; {file_tools.READER_HINT}" if file_note else file_tools.READER_HINT
                 rounds.append(Round(step, found.tool, query, raws, usage, time.perf_counter() - t0,
                                     result=describe(found), knowledge=new, note=found.fallback))
-                messages.append(Message("user", self._results_text(query, new, tools, question, listing,
-                                                                   file_note)))
+                messages.append(Message("user", self._results_text(
+                    query, new, tools, question, listing, file_note,
+                    checks_note=checks.notes(list(evidence.shown), tools.dates))))
                 continue
-            if not query or query_key(query) in queries or copies_a_line(query, evidence.lines()):
+            if not query or query_key(query) in queries or copies_a_line(query, [checks.plain(x) for x in
+                                                                                 evidence.lines()]):
                 asked = query
                 if clip_fallback:  # nothing new left to try: the next step answers from what was shown
                     last_search = True
@@ -555,7 +597,8 @@ class Controller:
             found, new = self._search(tools, evidence, tool, query)
             rounds.append(Round(step, found.tool, query, raws, usage, time.perf_counter() - t0,
                                 result=describe(found), knowledge=new, note=note))
-            messages.append(Message("user", self._results_text(query, new, tools, question, listing)))
+            messages.append(Message("user", self._results_text(
+                query, new, tools, question, listing, checks_note=checks.notes(list(evidence.shown), tools.dates))))
         return None, "failed", rounds  # pragma: no cover - the last step always returns
 
 

@@ -1,7 +1,9 @@
 """The controller's tools over the graph: search_clip, search_node and fetch_clip for one question's scope.
 
 Results come back as the research code showed them (reference §7.6): memory strings grouped by clip,
-`<character_K>` tags, no `Equivalence:` lines, no scores or ids. The scope (videos, `before_clip`) is fixed
+`<character_K>` tags, no `Equivalence:` lines, no scores or ids; for the reader (tools mode, a `names.NameBook`
+given) each tag a line does not name yet has the person's name before it, ``Mia (<character_4>)``, and a question
+naming a time (`as_of.py`) reads facts as of then. The scope (videos, `before_clip`) is fixed
 per question, so no tool can leak memory from after the moment the question was asked. Searches are the
 application service's (`m3graph.service.search.run_search`), the one search every front end runs, so what the
 controller is shown is what `m3graph search`, the MCP tools and the explorer find for the same query.
@@ -28,6 +30,7 @@ from m3graph.graphdb.search import MemorySearch
 from m3graph.graphdb.tags import is_equivalence
 from m3graph.graphdb.types import ClipResult, RenderedMemory, clip_key
 from m3graph.reasoning import file_tools
+from m3graph.reasoning.names import NameBook
 from m3graph.service.requests import SearchRequest
 from m3graph.service.search import characters_in, run_search
 from m3graph.settings import Settings
@@ -83,9 +86,12 @@ class MemoryTools:
 
     def __init__(self, search: MemorySearch, embedder: TextEmbedder, settings: Settings,
                  videos: Sequence[str] | None = None, before_clip: int | None = None,
-                 since: datetime | None = None, until: datetime | None = None, all_versions: bool = False) -> None:
+                 since: datetime | None = None, until: datetime | None = None, all_versions: bool = False,
+                 as_of: str | None = None, names: NameBook | None = None) -> None:
         self.search = search
         self.all_versions = all_versions  # show superseded versions of facts too (marked)
+        self.as_of = as_of  # facts as they held at this point (a date or VIDEO#N), `as_of.py`
+        self.names = names  # the reader's lines name each tagged person (`names.py`); None: tags only (M3)
         self.since, self.until = since, until  # an optional window on the clips' absolute start time
         self.embedder = embedder
         self.cfg = settings.search
@@ -107,8 +113,9 @@ class MemoryTools:
         search's own order, best first (the order every front end reports)."""
         # The reader sees each time expression with the date it was resolved to at ingestion ("yesterday
         # [= 7 May 2023]"): a small reader does no date arithmetic. The stored text is unchanged.
+        name = self.names.line if self.names is not None else str
         shown = [(r, lines) for r in results
-                 if (lines := [_reader_line(m) for m in r.memories if not is_equivalence(m.raw_text)])]
+                 if (lines := [name(_reader_line(m)) for m in r.memories if not is_equivalence(m.raw_text)])]
         knowledge: dict[str, list[str]] = {}
         for r, lines in sorted(shown, key=lambda x: (x[0].video_id, x[0].clip_index)):
             label = self.label(r.video_id, r.clip_index)
@@ -130,7 +137,8 @@ class MemoryTools:
     def request(self, query: str, mode: Literal["clip", "node"], k: int) -> SearchRequest:
         """This question's scope around one query, as the request every front end's search takes."""
         return SearchRequest(query=query, videos=self.videos, before_clip=self.before_clip, since=self.since,
-                             until=self.until, k=k, mode=mode, all_versions=self.all_versions)
+                             until=self.until, k=k, mode=mode, all_versions=self.all_versions,
+                             as_of=self.as_of)
 
     def search_clip(self, query: str, fallback: bool = True) -> ToolResult:
         """The best clips not shown yet (hybrid: vector floored + full text, fused), all their memories."""
