@@ -6,13 +6,11 @@ result once; a front end only renders it: the CLI prints its fields, the explore
 MCP tools send `to_json()`, the result's `model_dump()` made JSON-safe by `output.plain` (never an embedding).
 
 The JSON shapes are the tools' documented ones (tests/e2e/test_mcp.py, test_front_ends_agree.py): a field named
-in `omit_none` is left out of the JSON when it is None, as the tools always did (a search hit carries `score`
-only where the vector ranking saw it), and a field whose JSON key differs from its Python name says so with a
-serialization alias (`ClipHit.video_id` is "video"). Each result carries the ids a caller needs to cite or
+in `omit_none` is left out of the JSON when it is None (a search hit carries `score` only where the vector
+ranking saw it), and a JSON key other than the Python name is an alias (`ClipHit.video_id` is "video"). Each result carries the ids a caller needs to cite or
 correct what it shows: the source id and clip index (together the clip key), the memory id of every memory and
-fact version, the char id of a person, the vote id of a vote, the job id of an ingestion.
-
-`result["key"]` reads the JSON value (a dict view), for callers that indexed the old dicts.
+fact version, the char id of a person, the vote id of a vote, the job id of an ingestion. `result["key"]` reads
+the JSON value (a dict view), for callers that indexed the old dicts.
 """
 
 from __future__ import annotations
