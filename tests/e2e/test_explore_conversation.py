@@ -232,3 +232,31 @@ def test_screenshots_in_chromium(server: str, world: MemoryGraph) -> None:
     assert errors == []
     assert all((ARTIFACTS / f"conversation-{n}.png").stat().st_size > 10_000
                for n in ("home", "conversation", "session", "person", "search", "graph", "graph-session"))
+
+
+def test_the_whole_conversation_graph_stays_readable(server: str, world: MemoryGraph) -> None:
+    """All of locomo-26 (19 sessions, 419 turns): the graph view opens on one node per session and per person, not
+    a ring of every turn, and is screenshotted at 1400x900 (conversation-graph-locomo-26.png)."""
+    conv, _ = load_locomo(LOCOMO)
+    whole = "locomo-26-whole"
+    summary = ingest_conversation(world, replace(conv, source_id=whole), text_embedder(world.settings))
+    sessions = len(summary.sessions_written)
+    assert sessions == len(conv.sessions) >= 19 and summary.turns >= 400, summary
+    data = _get(server, f"/api/graph/{whole}", view="overview").json()
+    kinds = [n["label"] for n in data["nodes"]]
+    assert kinds.count("Clip") == sessions and kinds.count("Character") == 2 and len(kinds) == sessions + 2
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        try:
+            page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(f"{server}/?token={TOKEN}")
+            page.goto(f"{server}/graph/{whole}")
+            page.wait_for_function("() => window.m3graphGraphStats !== undefined", timeout=30_000)
+            assert page.evaluate("() => window.m3graphGraph.nodes('.Clip').length") == sessions
+            page.screenshot(path=str(ARTIFACTS / "conversation-graph-locomo-26.png"))
+        finally:
+            browser.close()
+    assert errors == []
+    assert (ARTIFACTS / "conversation-graph-locomo-26.png").stat().st_size > 10_000

@@ -102,7 +102,7 @@ function overviewLayout(cy, container) {
   const clips = cy.nodes(".Clip").sort((a, b) => a.data("expand") - b.data("expand"));
   const people = cy.nodes(".Character");
   const width = Math.max(container.clientWidth, 600);
-  const perRow = Math.max(1, Math.min(clips.length, Math.floor(width / 120)));
+  const perRow = Math.max(1, Math.min(clips.length, Math.floor(width / 190)));  // room for "Session N (M memories)"
   const step = width / (perRow + 1);
   clips.forEach((n, i) => {
     n.position({ x: step * ((i % perRow) + 1), y: 60 + 150 * Math.floor(i / perRow) });
