@@ -7,10 +7,10 @@ MCP tools send `to_json()`, the result's `model_dump()` made JSON-safe by `outpu
 
 The JSON shapes are the tools' documented ones (tests/e2e/test_mcp.py, test_front_ends_agree.py): a field named
 in `omit_none` is left out of the JSON when it is None (a search hit carries `score` only where the vector
-ranking saw it), and a JSON key other than the Python name is an alias (`ClipHit.video_id` is "video"). Each result carries the ids a caller needs to cite or
-correct what it shows: the source id and clip index (together the clip key), the memory id of every memory and
-fact version, the char id of a person, the vote id of a vote, the job id of an ingestion. `result["key"]` reads
-the JSON value (a dict view), for callers that indexed the old dicts.
+ranking saw it), and a JSON key other than the Python name is an alias (`ClipHit.video_id` is "video"). Each
+result carries the ids a caller needs to cite or correct what it shows: the source id and clip index (the clip
+key), the memory id of every memory and fact version, the char id of a person, the vote id of a vote, the job id
+of an ingestion. `result["key"]` reads the JSON value (a dict view), for callers that indexed the old dicts.
 """
 
 from __future__ import annotations
