@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -46,6 +45,7 @@ if TYPE_CHECKING:
     from m3graph.graphdb.store import MemoryGraph
     from m3graph.ingest.chat.ingest import ChatIngestSummary, SessionMemorizer
     from m3graph.ingest.chat.model import Conversation
+    from m3graph.ingest.pipeline import ClipReport
     from m3graph.service.results import (
         AskResult,
         CharacterResult,
@@ -186,7 +186,7 @@ class Memory:
         facts = detect_format(where, limits) == "facts"  # a facts list: each fact one semantic memory, no model
         return self._ingest(conv, root, FactsMemorizer() if facts else None)
 
-    def add_video(self, path: str | Path, *, source: str | None = None) -> list[dict[str, Any]]:
+    def add_video(self, path: str | Path, *, source: str | None = None) -> list[ClipReport]:
         """Ingests a video in this process: 30-second clips, faces and voices resolved to persistent people,
         memories written by the configured memorizer. Slow (perception models on the CPU): seconds per clip.
 
@@ -195,7 +195,8 @@ class Memory:
             source: its id (default: the file name without its extension).
 
         Returns:
-            One report per clip (its index and the faces and voices it resolved).
+            One `ClipReport` per clip: its index, the face and voice entities it resolved, how many were new,
+            its memories, and the memorize error of a clip that ended memorize_failed.
         """
         from m3graph.ingest.pipeline import ingest_video_inprocess
         from m3graph.reasoning.memorize import make_memorizer
@@ -204,7 +205,7 @@ class Memory:
         memorizer = make_memorizer(self.settings)
         reports = ingest_video_inprocess(self._graph, self.service.embedder, video, source or video.stem,
                                          memorizer)
-        return [asdict(r) for r in reports]
+        return list(reports)
 
     def _ingest(self, conv: Conversation, files_root: Path | None = None,
                 memorizer: SessionMemorizer | None = None) -> ChatIngestSummary:
