@@ -242,7 +242,8 @@ def demo(settings: Settings, video_id: str | None) -> None:
     with step("loading the text model"):
         embedder = text_embedder(settings)
     with connect(settings) as graph, step(f"writing the generated memory of {video_id} (embedding every memory)"):
-        result = load_demo(graph, embedder, video_id)
+        result = load_demo(graph, embedder, video_id,
+                           progress=lambda done, total: click.echo(f"  clip {done}/{total}", err=True))
     with connect(settings) as graph:
         service = make_service(settings, graph, embedder)
         chars = service.evidence.characters_of([*result.faces.values(), *result.voices.values()])

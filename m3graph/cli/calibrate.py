@@ -9,10 +9,13 @@ prints the settings in force beside the measurement.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import click
 
+from m3graph.cli.tables import echo_json, json_option
 from m3graph.settings import load_settings
 
 DEFAULT_DATA = Path("../shared/data/identity")
@@ -47,6 +50,11 @@ def _sweep_table(reports: list) -> str:
     return "\n".join(lines)
 
 
+def _as_json(reports: list, settings: dict[str, Any]) -> None:  # list[EmbedderReport]
+    """The reports for programs: every field of each report, its best clustering row, and the settings in force."""
+    echo_json({"reports": [asdict(r) | {"best": asdict(r.best)} for r in reports], "settings": settings})
+
+
 @click.group()
 def calibrate() -> None:
     """Identity thresholds measured on real labelled faces and voices."""
@@ -55,12 +63,17 @@ def calibrate() -> None:
 @calibrate.command("faces")
 @click.option("--data", type=click.Path(exists=True, file_okay=False, path_type=Path), default=DEFAULT_DATA,
               show_default=True, help="the identity set (faces/identities.csv)")
-def faces_cmd(data: Path) -> None:
+@json_option
+def faces_cmd(data: Path, as_json: bool) -> None:
     """Same/different distributions, EER and thresholds of the face embedder on 61 labelled photos."""
     from m3graph.perception.calibrate_media import calibrate_faces
 
     settings = load_settings()
     report = calibrate_faces(data / "faces", settings)
+    if as_json:
+        _as_json([report], {"identity.face_threshold": settings.face_match_threshold,
+                            "perception.face_cluster_threshold": settings.perception.face_cluster_threshold})
+        return
     click.echo(_sep_table([report]))
     click.echo()
     click.echo(_sweep_table([report]))
@@ -87,8 +100,9 @@ def faces_cmd(data: Path) -> None:
 @click.option("--cut-overlap", is_flag=True, help="phone call / AMI: embed only the time of each labelled turn "
               "during which nobody else speaks")
 @click.option("--no-librispeech", is_flag=True, help="skip the read speech (the conversational sets only)")
+@json_option
 def voices_cmd(data: Path, media: Path, full: bool, embedders: tuple[str, ...], split: str,
-               methods: tuple[str, ...], cut_overlap: bool, no_librispeech: bool) -> None:
+               methods: tuple[str, ...], cut_overlap: bool, no_librispeech: bool, as_json: bool) -> None:
     """Same/different distributions, EER and thresholds of the speaker embedder on read and conversational speech."""
     from m3graph.perception.calibrate_media import (
         calibrate_librispeech,
@@ -109,6 +123,12 @@ def voices_cmd(data: Path, media: Path, full: bool, embedders: tuple[str, ...], 
             for dataset in ("phone", "ami") if have_media else ():
                 if (r := calibrate_oracle_turns(media, variant, dataset, m, split, cut_overlap)) is not None:
                     reports.append(r)
+    if as_json:  # the calibration reports only (the --report pipeline scores print as a table)
+        _as_json(reports, {f"{v.perception.speaker_embedder}": {
+            "identity.voice_threshold": v.voice_match_threshold,
+            "perception.voice_cluster_threshold": v.perception.voice_cluster_threshold,
+            "perception.voice_pooled_threshold": v.perception.voice_pooled_threshold} for v in variants})
+        return
     click.echo(_sep_table(reports))
     click.echo()
     click.echo(_sweep_table(reports))

@@ -11,6 +11,7 @@ rule, and the demo's questions are searched as `SearchRequest`s by the applicati
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -109,8 +110,10 @@ def _tagged(text: str, faces: dict[str, int], voices: dict[str, int]) -> str:
     return text
 
 
-def load_demo(graph: MemoryGraph, embedder: TextEmbedder, video_id: str = DEMO_VIDEO) -> DemoResult:
-    """Ingests the script clip by clip; re-running it changes nothing (every step is keyed by video and clip)."""
+def load_demo(graph: MemoryGraph, embedder: TextEmbedder, video_id: str = DEMO_VIDEO,
+              progress: Callable[[int, int], None] | None = None) -> DemoResult:
+    """Ingests the script clip by clip; re-running it changes nothing (every step is keyed by video and clip).
+    `progress(done, total)` is called after each clip (the CLI prints it; a library caller may pass nothing)."""
     ident = graph.settings.identity
     people = ["lily", "jack", "mia"]
     face_base = _person_vectors(people, ident.face_dim, seed=7)
@@ -146,4 +149,6 @@ def load_demo(graph: MemoryGraph, embedder: TextEmbedder, video_id: str = DEMO_V
         graph.write_memories(video_id, index, [
             MemoryIn(kind=kind, text=text, embedding=vec.tolist())
             for (kind, text), vec in zip(texts, vectors, strict=True)])
+        if progress is not None:
+            progress(index + 1, len(SCRIPT))
     return DemoResult(video_id=video_id, clips=len(SCRIPT), faces=faces, voices=voices)
