@@ -171,7 +171,7 @@ def main() -> int:
     measure("write_memories", write_20, memories=20, chars_each=8000)
     conv = args.conversation.resolve()
     measure("ingest_chat", lambda: cli("ingest-chat", str(conv), "--source-id", "txmem-chat"), file=conv.name)
-    measure("delete_video", lambda: cli("delete", "video", "txmem-big"), memories=n_mem)
+    measure("delete_video", lambda: cli("delete", "video", "txmem-big", "--yes"), memories=n_mem)
 
     def bench_load() -> None:
         with Executor.connect(settings) as ex:
