@@ -129,7 +129,10 @@ def test_every_hit_carries_what_cites_it(world: McpService) -> None:
     assert all(m["memory_id"] and "turn_id" not in m for m in memories)  # a video has no turns
     assert any(n.startswith("Mia (character_") for m in memories for n in m.get("names", ())), memories
     _, clip = call(world, "fetch_clip", video=CHAT, clip=0)
-    assert all(m["turn_id"] and m["names"] for c in clip["clips"] for m in c["memories"])
+    shown = [m for c in clip["clips"] for m in c["memories"]]
+    said = [m for m in shown if "'s name is " not in m["text"]]  # turns; a speaker's name fact cites no turn
+    assert said and all(m["turn_id"] and m["names"] for m in said)
+    assert all(m["names"] and "turn_id" not in m for m in shown if m not in said)
 
 
 # ---------------------------------------------------------------------------------------------- paging
