@@ -31,6 +31,7 @@ from m3graph.cli.reasoning import ask, memorize
 from m3graph.cli.reembed import reembed
 from m3graph.cli.session import make_service, open_graph
 from m3graph.cli.tables import echo_json, json_option, step, table
+from m3graph.reasoning.names import name_tags
 from m3graph.service import MemoryService
 from m3graph.service.lookup import shown
 from m3graph.service.results import ClipHit
@@ -39,9 +40,10 @@ from m3graph.settings import Settings, load_settings
 
 
 def print_results(results: Sequence[ClipHit], names: dict[int, str] | None = None) -> None:
-    """Memories grouped by clip, tags rendered as <character_K>; clips best first, each with the relevance it was
-    ranked by (and its best memory's cosine, which alone would not explain the order); then who the tags are, by
-    name (`names`: char id -> display name)."""
+    """Memories grouped by clip, tags rendered as <character_K> with the person's name before the tag where one is
+    known and the line does not say it ("Mia (<character_4>) …"; `names`: char id -> display name); clips best
+    first, each with the relevance it was ranked by (and its best memory's cosine, which alone would not explain
+    the order)."""
     if not results:
         click.echo("  (no memories found)")
     for clip in results:
@@ -51,10 +53,7 @@ def print_results(results: Sequence[ClipHit], names: dict[int, str] | None = Non
         when = "" if clip.started_at is None else f" {clip.started_at:%Y-%m-%d %H:%M}"
         click.echo(f"  {clip.video_id} {clip.label}{when}{span}{score}")
         for m in clip.memories:
-            click.echo(f"    - ({m.kind}) {m.marked_text}")
-    shown = sorted({c for clip in results for m in clip.memories for c in characters_in(m.text)} & set(names or {}))
-    if shown and names:
-        click.echo("  who: " + ", ".join(f"<character_{c}> is {names[c]}" for c in shown))
+            click.echo(f"    - ({m.kind}) {name_tags(m.marked_text, names or {})}")
 
 
 def names_in(service: MemoryService, results: Sequence[ClipHit]) -> dict[int, str]:
