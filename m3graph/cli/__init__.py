@@ -260,8 +260,10 @@ def demo(settings: Settings, video_id: str | None) -> None:
         click.echo(f"\nA fact that changed. Q: {CHANGING_FACT}")
         for label, as_of in (("now", None), (f"as of CLIP_{BEFORE_THE_CHANGE}", f"{video_id}#{BEFORE_THE_CHANGE}")):
             request = SearchRequest(query=CHANGING_FACT, videos=(video_id,), mode="node", k=1, as_of=as_of)
-            facts = [m for r in service.search(request).clips for m in r.memories]
-            click.echo(f"  {label}: " + ("; ".join(m.marked_text for m in facts) or "(nothing)"))
+            clips = service.search(request).clips
+            facts = [m for r in clips for m in r.memories]
+            named = names_in(service, clips)
+            click.echo(f"  {label}: " + ("; ".join(name_tags(m.marked_text, named) for m in facts) or "(nothing)"))
         click.echo("\nname -> character lookups:")
         for name in ("Lily", "Jack", "Mia"):
             found = service.evidence.characters_named(name, [video_id])

@@ -45,8 +45,8 @@ def test_cli_demo_and_search(settings: Settings, graph: MemoryGraph) -> None:
     assert out.exit_code == 0, out.output
     assert "loaded 7 clips" in out.output and "mango" in out.output
     # The fact that changed: apples now, mango as of clip 4 (the demo prints both).
-    assert "  now: <character_" in out.output and "favourite fruit is apples now." in out.output
-    assert "  as of CLIP_4: <character_" in out.output
+    assert "  now: Mia (<character_" in out.output and "favourite fruit is apples now." in out.output
+    assert "  as of CLIP_4: Mia (<character_" in out.output  # the person by name beside the tag
     assert "favourite fruit is mango. (superseded on CLIP_6)" in out.output
     assert "(no memories found)" not in out.output  # every demo question finds memories (hybrid search)
     out = runner.invoke(main, ["search", "Where is the newspaper?", "--video", "demo-cli"], obj=settings,
