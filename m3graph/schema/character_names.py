@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
-BACKFILL_BATCH = 500
+from m3graph.schema.pages import BACKFILL_BATCH, pages
 
 
 class _Executor(Protocol):
@@ -41,14 +41,10 @@ def name_rows(char_ids: Iterable[int], rows: Iterable[Mapping[str, Any]]) -> lis
 def backfill_character_names(executor: _Executor, batch: int = BACKFILL_BATCH) -> int:
     """Sets `Character.name` on every character to its display name (or ``character_K``); returns how many names
     changed. Idempotent: a second run changes nothing."""
-    after, changed = -1, 0
-    while True:
-        ids = [int(r["char_id"]) for r in executor.read("characters/name_page", after=after, n=batch)]
-        if not ids:
-            return changed
-        after = ids[-1]
+    changed = 0
+    for page in pages(executor, "characters/name_page", "char_id", batch, after=-1):
+        ids = [int(r["char_id"]) for r in page]
         rows = name_rows(ids, executor.read("facts/character_names", char_ids=ids))
         if rows:
             changed += int(executor.write("characters/set_names", rows=rows)[0]["changed"])
-        if len(ids) < batch:
-            return changed
+    return changed

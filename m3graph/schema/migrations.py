@@ -23,6 +23,7 @@ from m3graph.dates import TimeNotes
 from m3graph.errors import SchemaVersionError
 from m3graph.fact_versions import slot_properties, version_rows
 from m3graph.schema.character_names import backfill_character_names
+from m3graph.schema.pages import BACKFILL_BATCH, pages
 from m3graph.schema.sources import backfill_sources
 from m3graph.settings import Settings, text_model_setting
 from m3graph.storage.keys import key_of
@@ -73,9 +74,6 @@ class Migration:
     settings_backfill: Callable[[Executor, Settings], int] | None = None
 
 
-BACKFILL_BATCH = 500
-
-
 def _native(value: Any) -> Any:
     to_native = getattr(value, "to_native", None)
     return to_native() if callable(to_native) else value
@@ -85,12 +83,8 @@ def backfill_event_dates(executor: Executor, batch: int = BACKFILL_BATCH) -> int
     """Migration 12: time notes (`event_*`) for chat memories stored before ingestion wrote them, resolved against
     their session's date. Pages of `batch` memories, each written with one UNWIND; recomputing a memory that
     already has its notes sets the same values."""
-    after, changed = "", 0
-    while True:
-        page = executor.read("schema/event_dates_page", after=after, n=batch)
-        if not page:
-            return changed
-        after = page[-1]["memory_id"]
+    changed = 0
+    for page in pages(executor, "schema/event_dates_page", "memory_id", batch):
         rows = []
         for r in page:
             if r["started_at"] is None or not r["text"]:
@@ -101,20 +95,16 @@ def backfill_event_dates(executor: Executor, batch: int = BACKFILL_BATCH) -> int
         if rows:
             executor.write("schema/set_event_dates", rows=rows)
             changed += len(rows)
-        if len(page) < batch:
-            return changed
+    return changed
 
 
 def backfill_fact_slots(executor: Executor, batch: int = BACKFILL_BATCH) -> int:
     """Migration 13: slots for semantic statements written before memories had them, then each touched slot's
     versions (the same rules as a write: `m3graph.fact_versions`). Idempotent: a statement gets the same slot and
     a slot the same versions however often it runs."""
-    after, changed = "", 0
+    changed = 0
     touched: dict[str, set[str]] = {}
-    while True:
-        page = executor.read("schema/slot_page", after=after, n=batch)
-        if page:
-            after = page[-1]["memory_id"]
+    for page in pages(executor, "schema/slot_page", "memory_id", batch):
         rows = []
         for r in page:
             props = slot_properties(r["video_id"], "semantic", r["text"], False) if r["text"] else None
@@ -125,8 +115,6 @@ def backfill_fact_slots(executor: Executor, batch: int = BACKFILL_BATCH) -> int:
             executor.write("schema/set_slots", rows=rows)
             executor.write("facts/link_things", rows=rows)
             changed += len(rows)
-        if len(page) < batch:
-            break
     for video_id, keys in sorted(touched.items()):
         versions = version_rows(executor.read("facts/slot_assertions", video_id=video_id, slot_keys=sorted(keys)))
         if versions:
@@ -147,19 +135,12 @@ def backfill_media_keys(executor: Executor, settings: Settings, batch: int = BAC
     directory is left as it was (no reader serves it, as before). Idempotent: a key is no host path."""
     changed = 0
     for page_query, write in MEDIA_REFERENCES:
-        after = ""
-        while True:
-            page = executor.read(page_query, after=after, n=batch)
-            if not page:
-                break
-            after = page[-1]["key"]
+        for page in pages(executor, page_query, "key", batch):
             rows = [{"key": r["key"], "media_key": k} for r in page
                     if (k := key_of(r["uri"], settings.data_dir)) is not None]
             if rows:
                 executor.write(write, rows=rows)
                 changed += len(rows)
-            if len(page) < batch:
-                break
     return changed
 
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
+from m3graph.schema.pages import BACKFILL_BATCH, pages
+
 SourceKind = Literal["video", "conversation", "facts", "notes"]
 SOURCE_KINDS: tuple[SourceKind, ...] = ("video", "conversation", "facts", "notes")
 # The one speaker of a numbered facts list (m3graph/ingest/chat/facts_list.py SPEAKER; a unit test keeps them equal).
 FACTS_SPEAKER = "Facts"
-BACKFILL_BATCH = 500
 
 
 class _Executor(Protocol):
@@ -45,12 +46,8 @@ def backfill_sources(executor: _Executor, batch: int = BACKFILL_BATCH) -> int:
     """Labels, keys and kinds for the sources written before them, a page of `batch` at a time (one UNWIND write
     per page). A kind a write path already set is kept; a source that already has all three is not written again,
     so a second run changes nothing. Returns the number of sources it changed."""
-    after, changed = "", 0
-    while True:
-        page = executor.read("schema/source_page", after=after, n=batch)
-        if not page:
-            return changed
-        after = page[-1]["video_id"]
+    changed = 0
+    for page in pages(executor, "schema/source_page", "video_id", batch):
         rows = []
         for r in page:
             kind = r["kind"] or source_kind(r["notes"], r["sessions"], r["speakers"])
@@ -59,8 +56,7 @@ def backfill_sources(executor: _Executor, batch: int = BACKFILL_BATCH) -> int:
         if rows:
             executor.write("schema/set_sources", rows=rows)
             changed += len(rows)
-        if len(page) < batch:
-            return changed
+    return changed
 
 
 __all__ = ["FACTS_SPEAKER", "SOURCE_KINDS", "SourceKind", "backfill_sources", "source_kind"]
