@@ -1,7 +1,8 @@
 """Text a small offline stack can read from a shared document or chart: passages that keep where they came from.
 
-A surrogate is only useful as evidence if it says where its words are, so every passage keeps its page (PDF),
-its section (Markdown/DOCX headings) or its sheet and row numbers (CSV/XLSX/DOCX tables, each row written as
+A surrogate is only useful as evidence if it says where its words are, so every passage keeps its page and
+heading path (PDF, rebuilt with its headings, rows, hyphenation and running headers: `pdf_structure`), its section
+(Markdown/DOCX heading path) or its sheet and row numbers (CSV/XLSX/DOCX tables, each row written as
 ``row 3: month=March, km=42``), and a chart's numbers are read from the file that carries them (CSV/XLSX cells,
 an SVG's text and titles). Readers are well-kept libraries (pypdf, python-docx, openpyxl in read-only mode) behind
 checks that come first: DOCX/XLSX are zip archives and are refused from the central directory when their
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from m3graph.perception import pdf_structure
 from m3graph.perception.file_types import FileRejected
 from m3graph.settings import FilesConfig
 
@@ -140,6 +142,8 @@ def table_passages(rows: Iterable[list[object]], section: str | None, cfg: Files
         header = [_cell(v) for v in raw]
         if any(header):
             break
+    while header and not header[-1]:  # a read-only sheet without a dimension pads every row to max_columns
+        header.pop()
     header = [h or f"column {i + 1}" for i, h in enumerate(header)]
     lines: list[str] = []
     numbers: dict[int, list[tuple[float, str]]] = {}
@@ -226,17 +230,74 @@ def pdf_passages(path: Path, cfg: FilesConfig, limits: DeclaredLimits = LIMITS) 
         if declared > limits.max_pdf_pages:
             raise FileRejected(f"a PDF of {declared} pages (more than {limits.max_pdf_pages}: "
                                "DeclaredLimits.max_pdf_pages)")
-        out: list[Passage] = []
-        for number in range(1, len(reader.pages) + 1):
-            text = reader.pages[number - 1].extract_text() or ""
-            out += [Passage(c, page=number) for c in chunks(text, cfg.passage_chars, cfg.max_passages - len(out))]
-            if len(out) >= cfg.max_passages:
-                break
+        out = structured_passages(reader, cfg)
     except FileRejected:
         raise
     except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
         raise FileRejected(f"a corrupt PDF ({type(exc).__name__}: {str(exc)[:120]})") from None
     return out
+
+
+def structured_passages(reader: Any, cfg: FilesConfig) -> list[Passage]:
+    """A PDF's passages with their page and heading path (`pdf_structure`): pages are read until their text could
+    fill `max_passages` passages; a passage holds whole list items and table rows where they fit, never spans two
+    pages or two sections, and is cut at a sentence only when one row or paragraph is longer than a passage. Should
+    the structure fail on a page's odd text runs, the text is read page by page as before issue 39."""
+    try:
+        return _structured(reader, cfg)
+    except (FileRejected, MemoryError):
+        raise
+    except Exception as exc:  # the structure's own failure on odd text runs: the text is still read, page by page
+        log.warning("PDF structure not read (%s: %s); plain text by page", type(exc).__name__, str(exc)[:120])
+    out: list[Passage] = []
+    for number in range(1, len(reader.pages) + 1):
+        text = reader.pages[number - 1].extract_text() or ""
+        out += [Passage(c, page=number) for c in chunks(text, cfg.passage_chars, cfg.max_passages - len(out))]
+        if len(out) >= cfg.max_passages:
+            break
+    return out
+
+
+def _structured(reader: Any, cfg: FilesConfig) -> list[Passage]:
+    budget = cfg.max_passages * cfg.passage_chars
+    pages: list[list[pdf_structure.Line]] = []
+    read = 0
+    for page in reader.pages:
+        pages.append(pdf_structure.page_lines(page))
+        read += sum(len(x.text) for x in pages[-1])
+        if read > budget * 2:  # headers, footers and headings are dropped from the text: read some beyond it
+            break
+    out: list[Passage] = []
+    for block in pdf_structure.blocks(pages, pdf_structure.outline_items(reader)):
+        room = cfg.max_passages - len(out)
+        if room <= 0:
+            break
+        out += [Passage(c, page=block.page, section=block.section) for c in pack(block.text, cfg.passage_chars, room)]
+    return out
+
+
+def pack(text: str, size: int, limit: int | None) -> list[str]:
+    """`chunks` that cut between rows first: a block's list items and table rows (each ending in ``;``) stay
+    whole in one passage where they fit."""
+    rows = [r.strip().rstrip(";") + ";" for r in text.split("; ") if r.strip().rstrip(";")]
+    if rows and not text.rstrip().endswith(";"):
+        rows[-1] = rows[-1][:-1]
+    out: list[str] = []
+    current = ""
+    for row in rows:
+        if len(current) + 1 + len(row) <= size:
+            current = f"{current} {row}".strip()
+            continue
+        if current:
+            out.append(current)
+        if len(row) <= size:
+            current = row
+        else:
+            out += chunks(row, size)
+            current = ""
+    if current:
+        out.append(current)
+    return out[:limit] if limit is not None else out
 
 
 def _declared_pages(reader: Any) -> int:
@@ -265,7 +326,7 @@ def text_passages(path: Path, cfg: FilesConfig, markdown: bool) -> list[Passage]
     def flush() -> None:
         section = " > ".join(t for _, t in trail) or None
         room = max(0, cfg.max_passages - len(out))
-        out.extend(Passage(c, section=section) for c in chunks("\n".join(body), cfg.passage_chars, room))
+        out.extend(Passage(c, section=section) for c in pack(pdf_structure.rows_text(body), cfg.passage_chars, room))
         body.clear()
 
     for line in text.splitlines():
@@ -291,19 +352,22 @@ def docx_passages(path: Path, cfg: FilesConfig, limits: DeclaredLimits = LIMITS)
     except Exception as exc:  # python-docx raises many types for a broken package (KeyError, lxml errors, ...)
         raise FileRejected(f"a corrupt DOCX ({type(exc).__name__})") from None
     out: list[Passage] = []
-    section: str | None = None
+    trail: list[tuple[int, str]] = []
     body: list[str] = []
 
     def flush() -> None:
         room = max(0, cfg.max_passages - len(out))
-        out.extend(Passage(c, section=section) for c in chunks("\n".join(body), cfg.passage_chars, room))
+        section = " > ".join(t for _, t in trail) or None
+        out.extend(Passage(c, section=section) for c in pack(pdf_structure.rows_text(body), cfg.passage_chars, room))
         body.clear()
 
     for para in document.paragraphs:
-        style = (para.style.name if para.style is not None else "") or ""
-        if style.lower().startswith(("heading", "title")) and para.text.strip():
-            flush()
-            section = " ".join(para.text.split())
+        style = ((para.style.name if para.style is not None else "") or "").lower()
+        if style.startswith(("heading", "title")) and para.text.strip():
+            flush()  # the heading path, as Markdown's: "Heading 2" under the last "Heading 1"
+            digits = re.sub(r"\D", "", style)
+            level = int(digits) if style.startswith("heading") and digits else 0
+            trail = [(lv, t) for lv, t in trail if lv < level] + [(level, " ".join(para.text.split()))]
         else:
             body.append(para.text)
     flush()

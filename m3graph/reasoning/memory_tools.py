@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from m3graph.embedding import TextEmbedder, query_embed
 from m3graph.errors import InvalidInputError
+from m3graph.graphdb import passages
 from m3graph.graphdb.search import MemorySearch
 from m3graph.graphdb.tags import is_equivalence
 from m3graph.graphdb.types import ClipResult, RenderedMemory, clip_key
@@ -68,6 +69,7 @@ class ToolResult:
     knowledge: dict[str, list[str]]  # what the model sees: {"CLIP_3": [...]}
     clips: list[str] = field(default_factory=list)  # clip keys shown ("video#index")
     fallback: str | None = None  # why a different search than asked for was run
+    citations: list[str] = field(default_factory=list)  # file passages shown, best first: "lease.pdf, p. 4"
 
     @property
     def memories(self) -> int:
@@ -102,6 +104,9 @@ class MemoryTools:
         self.times: dict[str, str] = {}  # clip label -> when it happened, where the clip has a time
         self.dates: dict[str, str] = {}  # clip label -> its calendar date, where the clip has an absolute start
         self.line_scores: dict[tuple[str, str], float] = {}  # (label, line) -> its cosine to the last query
+        self.rank_files = True  # a reached file shows its best passages (graphdb/passages.py); off: as before
+        self.passages_shown: list[str] = []  # file passages shown in earlier rounds (the next ask shows others)
+        self._last_vector: tuple[str, list[float]] | None = None
 
     # -- presentation --------------------------------------------------------------------------------
     def label(self, video_id: str, clip_index: int) -> str:
@@ -131,7 +136,22 @@ class MemoryTools:
         return knowledge, [clip_key(r.video_id, r.clip_index) for r, _ in shown]
 
     def _vector(self, query: str) -> list[float]:
-        return [float(x) for x in query_embed(self.embedder)([query])[0]]
+        if self._last_vector is not None and self._last_vector[0] == query:
+            return self._last_vector[1]  # the file passages' ranking embeds the query the search just embedded
+        vector = [float(x) for x in query_embed(self.embedder)([query])[0]]
+        self._last_vector = (query, vector)
+        return vector
+
+    def _rank_files(self, query: str, results: list[ClipResult]) -> tuple[list[ClipResult], list[str]]:
+        """The results with each reached file's best passages for `query` in place of its passages in clip order
+        (`passages.rank_in_results`), and their citations; results where no line is a file's passage or a turn
+        that shared one come back unchanged, with no query run."""
+        if not self.rank_files or not any(passages.may_reach_file(m.raw_text) for r in results for m in r.memories):
+            return results, []
+        ranked = passages.rank_in_results(self.search.ex, self.settings, results, self._vector(query), query,
+                                          self.videos, self.before_clip, exclude=self.passages_shown)
+        self.passages_shown += [i for i in ranked.shown if i not in self.passages_shown]
+        return ranked.results, ranked.citations
 
     # -- tools ---------------------------------------------------------------------------------------
     def request(self, query: str, mode: Literal["clip", "node"], k: int) -> SearchRequest:
@@ -146,6 +166,7 @@ class MemoryTools:
             return ToolResult("search_clip", query, {}, fallback="an empty query: nothing was searched")
         results = run_search(self.search, self._vector, self.request(query, "clip", self.cfg.clip_topk),
                              exclude=self.shown)
+        results, citations = self._rank_files(query, results)
         knowledge, keys = self._knowledge(results)
         self.shown += [k for k in keys if k not in self.shown]
         if not knowledge and fallback:
@@ -156,15 +177,16 @@ class MemoryTools:
             node.clips = fresh
             node.fallback = "no new clip above the threshold; single memories from clips not shown yet"
             return node
-        return ToolResult("search_clip", query, knowledge, keys)
+        return ToolResult("search_clip", query, knowledge, keys, citations=citations)
 
     def search_node(self, query: str, k: int | None = None) -> ToolResult:
         """The top memories one by one (hybrid vector + full-text), grouped by clip; scoped to named characters."""
         if not query.strip():
             return ToolResult("search_node", query, {}, fallback="an empty query: nothing was searched")
         results = run_search(self.search, self._vector, self.request(query, "node", k or self.cfg.node_topk))
+        results, citations = self._rank_files(query, results)
         knowledge, keys = self._knowledge(results)
-        return ToolResult("search_node", query, knowledge, keys)
+        return ToolResult("search_node", query, knowledge, keys, citations=citations)
 
     def fetch_clip(self, ref: str) -> ToolResult:
         """A clip by label (`CLIP_3` or `video/CLIP_3`); never one after `before_clip`."""
@@ -234,5 +256,10 @@ def clip_time(clip: ClipResult) -> str | None:
 
 
 def describe(result: ToolResult) -> dict[str, Any]:
-    return {"tool": result.tool, "query": result.query, "clips": result.clips, "memories": result.memories,
-            "fallback": result.fallback}
+    """A round's result in the trace; `citations` (the file passages shown, "lease.pdf, p. 4") only where one was
+    shown, so traces without files are as they were."""
+    out: dict[str, Any] = {"tool": result.tool, "query": result.query, "clips": result.clips,
+                           "memories": result.memories, "fallback": result.fallback}
+    if result.citations:
+        out["citations"] = result.citations
+    return out

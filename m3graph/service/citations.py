@@ -10,7 +10,10 @@ gets, in two reads for the whole result (never one per hit):
   a video's memories);
 * `date`: when its clip started (a conversation session's date and time), ISO 8601, where known;
 * `names`: each person its text tags, in order, as "Mia (character_4)" (the display name:
-  `m3graph.graphdb.facts.character_names`), or "character_4" while no name is known.
+  `m3graph.graphdb.facts.character_names`), or "character_4" while no name is known;
+* `cite`: for a passage of a shared file, the file and page an answer names, "lease.pdf, p. 4 (2 Rent)"
+  (`m3graph.graphdb.passages.cite_as`, read from the passage's own header; issue 39). Filled where the result
+  type has the field.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from m3graph.graphdb import facts
+from m3graph.graphdb.passages import cite_as
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import TAG
 from m3graph.graphdb.types import clip_key
@@ -35,7 +39,7 @@ def _tagged(text: str) -> list[int]:
 
 
 def cite(graph: MemoryGraph, clips: Sequence[ClipHit]) -> list[ClipHit]:
-    """The clips with every memory's `clip`, `turn_id`, `date` and `names` filled in."""
+    """The clips with every memory's `clip`, `turn_id`, `date`, `names` and (a file passage's) `cite` filled in."""
     ids = [m.memory_id for c in clips for m in c.memories]
     if not ids:
         return list(clips)
@@ -48,7 +52,8 @@ def cite(graph: MemoryGraph, clips: Sequence[ClipHit]) -> list[ClipHit]:
         date = c.started_at.isoformat() if c.started_at else None
         memories = [m.model_copy(update={
             "clip": clip_key(c.video_id, c.clip_index), "turn_id": turns.get(m.memory_id), "date": date,
-            "names": [person(k, names.get(k)) for k in _tagged(m.text)] or None}) for m in c.memories]
+            "names": [person(k, names.get(k)) for k in _tagged(m.text)] or None,
+            "cite": cite_as(m.text)}) for m in c.memories]
         out.append(c.model_copy(update={"memories": memories}))
     return out
 

@@ -23,6 +23,7 @@ from m3graph.fact_versions import thing_key
 from m3graph.graphdb import facts
 from m3graph.graphdb.deletion import StoredCopies
 from m3graph.graphdb.files import memory_files
+from m3graph.graphdb.passages import rank_in_results
 from m3graph.graphdb.speech import SPEAKER_LINE
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import is_equivalence, parse_tags, render_characters
@@ -124,6 +125,7 @@ class MemoryService:
         self._embedder: Any = None
         self._controllers: dict[tuple[int | None, str | None], Controller] = {}
         self._embed_lock = threading.Lock()  # one model, loaded once, one encode at a time
+        self._last_query: tuple[str, list[float]] = ("", [])  # a search embeds its query once, not per step
         self._ask_lock = threading.Lock()  # a local chat model answers one question at a time
 
     # -- lazily loaded models ------------------------------------------------------------------------------
@@ -145,7 +147,9 @@ class MemoryService:
 
         embed_query = query_embed(self.embedder)
         with self._embed_lock:
-            return [float(x) for x in embed_query([text])[0]]
+            if self._last_query[0] != text or not self._last_query[1]:
+                self._last_query = (text, [float(x) for x in embed_query([text])[0]])
+            return list(self._last_query[1])
 
     # -- checks only the graph can make ----------------------------------------------------------------------
     def require_videos(self, videos: Sequence[str] | None) -> None:
@@ -187,10 +191,12 @@ class MemoryService:
     def search(self, request: SearchRequest) -> SearchResult:
         """THE search every front end shows: hybrid, floored, scoped by `<character_K>` tags and `characters`;
         clips best first, each with its memories (`Equivalence:` lines left out, a clip with nothing else
-        dropped) and the files they cite. An unknown source or character is refused (`NotFoundError`)."""
+        dropped; a reached file's best passages, not all) and the files they cite. Unknown ids: `NotFoundError`."""
         self.require_videos(request.videos)
         self.lookup.require_characters(scoped_characters(request))
         results = self.search_results(request)
+        results = rank_in_results(self.graph.ex, self.graph.settings, results, self.embed(request.query),
+                                  request.query, request.videos, request.before_clip).results
         files = self.cited_files(results)
         clips = [c for c in (self.clip_hit(r, files=files) for r in results) if c.memories]
         return SearchResult(query=request.query, mode=request.mode,

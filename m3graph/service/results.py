@@ -10,8 +10,7 @@ in `omit_none` is left out of the JSON when it is None (a search hit carries `sc
 ranking saw it), and a JSON key other than the Python name is an alias (`ClipHit.video_id` is "video"). Each
 result carries the ids a caller needs to cite or correct what it shows: the source id and clip index (the clip
 key), the memory id of every memory and fact version, the char id of a person, the vote id of a vote, the job id
-of an ingestion. `result["key"]` reads the JSON value (a dict view), for callers that indexed the old dicts.
-"""
+of an ingestion. `result["key"]` reads the JSON value, for callers that indexed the old dicts."""
 
 from __future__ import annotations
 
@@ -73,11 +72,11 @@ class FileRef(Result):
 
 class MemoryHit(Result):
     """One memory as shown: tags as <character_K>; `superseded` only on a version that no longer holds. Cited by
-    `memory_id` (what correct_fact takes), `turn_id` (its conversation turn) and `names` ("Mia (character_4)"),
-    filled by `m3graph.service.citations.cite`. Out of the JSON: `clip` and `date` (the enclosing ClipHit's
-    `clip_key` and `started_at`, kept for Python callers that flatten hits), `speaker`, `slot`, `current`."""
+    `memory_id` (what correct_fact takes), `turn_id` (its conversation turn), `names` ("Mia (character_4)") and
+    `cite` (a file passage's "lease.pdf, p. 4"), filled by `service.citations.cite`. Not in the JSON: `clip`, `date`
+    (the ClipHit's `clip_key`, `started_at`), `speaker`, `slot`, `current`."""
 
-    omit_none: ClassVar[frozenset[str]] = frozenset({"score", "superseded", "files", "turn_id", "names"})
+    omit_none: ClassVar[frozenset[str]] = frozenset({"score", "superseded", "files", "turn_id", "names", "cite"})
     kind: str
     text: str
     memory_id: str
@@ -86,6 +85,7 @@ class MemoryHit(Result):
     files: list[FileRef] | None = None
     turn_id: str | None = None
     names: list[str] | None = None
+    cite: str | None = None
     slot: str | None = Field(default=None, exclude=True)
     current: bool | None = Field(default=None, exclude=True)
     speaker: str | None = Field(default=None, exclude=True)
