@@ -4,6 +4,7 @@
 - `labelled_media`: a video of real, labelled people for identity checks (`m3graph labelled ...`);
 - `hosts`: simulated hosts in Linux network namespaces for multi-host fault campaigns (`bench/multihost.py`);
 - `chat_files*`, `people_media`: the generated chats with files and the people-detection video;
+- `real_docs`: the real-document dev set (manifest and questions in `data/real_docs.json`; the PDFs are fetched);
 - `eval/`: the evaluation runners behind `m3graph eval ...` (M3-Bench, test-media QA, retrieval, chat QA);
 - `cypher/`: the named queries only benchmarks and evaluations use (`bench/...`, `eval/...`), loaded by
   `m3graph.cypher` under those names like every other query.

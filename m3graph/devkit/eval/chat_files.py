@@ -10,6 +10,14 @@ memories of the product's hybrid search), and tokens per question.
 
 Indexing time per file type: each attached file is described once more with the product's own steps
 (`describe_times`), timed, the median per extension reported beside the ingestion time of the whole set.
+
+Real documents (issue 39, `devkit.real_docs`): when the fetched PDFs are given, their conversations are built
+beside the generated set (``SET_DIR/real-docs/``), ingested the same two ways, and asked as the category
+``real-docs``; its table adds whether the answering passage and page were among the lines the reader was shown
+(`chat_files_real`).
+
+Why this module is over 400 lines: it is development tooling; preparing both sets, the two systems' ingestion,
+scoring and the report are one evaluation run and must agree on the set's layout and the results' ids.
 """
 
 from __future__ import annotations
@@ -23,8 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from m3graph.devkit import real_docs
 from m3graph.devkit.chat_files import CATEGORIES, build, load_questions
 from m3graph.devkit.chat_files_model import Question
+from m3graph.devkit.eval.chat_files_real import ShownScores, format_table
 from m3graph.devkit.eval.judge import answer_match
 from m3graph.devkit.eval.runner import EvalItem
 from m3graph.devkit.labelled_media import DEFAULT_IDENTITY
@@ -36,6 +46,8 @@ if TYPE_CHECKING:
     from m3graph.settings import Settings
 
 SYSTEMS = ("files", "text-only")
+ALL_CATEGORIES = (*CATEGORIES, real_docs.CATEGORY)  # the generated set's, then the real documents'
+REAL_LABEL = "real documents"
 RECALL_K = 5
 BASELINE_SUFFIX = "-textonly"
 
@@ -58,7 +70,7 @@ def sample(questions: Sequence[Question], per_category: int | None) -> list[Ques
     if per_category is None:
         return list(questions)
     out: list[Question] = []
-    for category in CATEGORIES:
+    for category in ALL_CATEGORIES:
         pool = [q for q in questions if q.category == category]
         if len(pool) <= per_category:
             out += pool
@@ -73,27 +85,50 @@ class PreparedSet:
     conversations: tuple[Path, ...]
     baseline: tuple[Path, ...]
     questions: tuple[Question, ...]
+    real_root: Path | None = None  # the files root of the real-document conversations
+    real: tuple[Path, ...] = ()
+    real_baseline: tuple[Path, ...] = ()
+    support: dict[str, tuple[str, int, str]] = field(default_factory=dict)  # question id -> (file, page, text)
 
 
-def prepare(set_dir: Path, identity_dir: Path | None = None, conversations: int | None = None) -> PreparedSet:
-    """Builds the set into `set_dir` when it holds none yet (5 conversations, or `conversations`), and writes the
-    text-only baseline beside it; with `conversations`, only the first N conversations and their questions."""
-    qpath = set_dir / "questions.json"
-    if not qpath.is_file():
-        build(set_dir, identity_dir or DEFAULT_IDENTITY, max(conversations or 5, 1))
-    convs = tuple(sorted(p for p in set_dir.glob("*.json") if p.name not in ("questions.json", "ocr_truth.json")))
-    convs = convs[:conversations] if conversations else convs
-    base_dir = set_dir / "text-only"
-    base_dir.mkdir(exist_ok=True)
-    baseline = []
+def _baseline(convs: Sequence[Path], base_dir: Path) -> tuple[Path, ...]:
+    base_dir.mkdir(parents=True, exist_ok=True)
+    out = []
     for path in convs:
         target = base_dir / path.name
         target.write_text(json.dumps(text_only(json.loads(path.read_text(encoding="utf-8"))), indent=1) + "\n",
                           encoding="utf-8")
-        baseline.append(target)
-    kept = {p.stem for p in convs}
-    return PreparedSet(set_dir, convs, tuple(baseline), tuple(q for q in load_questions(qpath)
-                                                               if q.conversation in kept))
+        out.append(target)
+    return tuple(out)
+
+
+def prepare(set_dir: Path, identity_dir: Path | None = None, conversations: int | None = None,
+            real_docs_dir: Path | None = None, generated: bool = True,
+            manifest: real_docs.Manifest | None = None) -> PreparedSet:
+    """Builds the set into `set_dir` when it holds none yet (5 conversations, or `conversations`), and writes the
+    text-only baseline beside it; with `conversations`, only the first N conversations and their questions.
+    `real_docs_dir` (fetched documents): the real-document conversations too, built into ``SET_DIR/real-docs``
+    (every run: a copy of 22 PDFs); `generated` False: only those."""
+    convs: tuple[Path, ...] = ()
+    questions: list[Question] = []
+    if generated:
+        qpath = set_dir / "questions.json"
+        if not qpath.is_file():
+            build(set_dir, identity_dir or DEFAULT_IDENTITY, max(conversations or 5, 1))
+        convs = tuple(sorted(p for p in set_dir.glob("*.json") if p.name not in ("questions.json",
+                                                                                  "ocr_truth.json")))
+        convs = convs[:conversations] if conversations else convs
+        kept = {p.stem for p in convs}
+        questions = [q for q in load_questions(qpath) if q.conversation in kept]
+    baseline = _baseline(convs, set_dir / "text-only")
+    if real_docs_dir is None:
+        return PreparedSet(set_dir, convs, baseline, tuple(questions))
+    real_root = set_dir / real_docs.SET_NAME
+    real, real_q = real_docs.build_set(real_root, real_docs_dir, manifest or real_docs.load_manifest())
+    real_questions, where = real_docs.load_set_questions(real_q)
+    support = {q.id: (q.files[0], *where[q.id]) for q in real_questions}
+    return PreparedSet(set_dir, convs, baseline, tuple(questions + real_questions), real_root, tuple(real),
+                       _baseline(real, real_root / "text-only"), support)
 
 
 def reduce_files(doc: dict[str, Any], keep_ext: str | None, suffix: str) -> dict[str, Any]:
@@ -205,6 +240,7 @@ class ChatFilesReport:
     cells: dict[tuple[str, str], Cell] = field(default_factory=dict)
     indexing: dict[str, dict[str, float]] = field(default_factory=dict)  # ext -> files, seconds per file
     ingest_s: dict[str, float] = field(default_factory=dict)  # system -> seconds for the whole set
+    shown: ShownScores = field(default_factory=ShownScores)  # real documents: answering passage/page shown
 
     def add(self, system: str, category: str, record: dict[str, Any], recall_value: float | None,
             file_value: float | None = None) -> None:
@@ -215,13 +251,14 @@ class ChatFilesReport:
     def to_dict(self) -> dict[str, Any]:
         return {"by_system": {s: {c: cell.to_dict() for (s2, c), cell in self.cells.items() if s2 == s}
                               for s in SYSTEMS},
+                "real_documents_shown": self.shown.to_dict(),
                 "indexing_per_file_type": self.indexing, "ingest_s": self.ingest_s}
 
     def format(self) -> str:
         rows = ["| category | n | answer match: files | text-only | turn recall@5: files | text-only | file recall@5: "
                 "files | tokens/question: files | text-only |",
                 "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-        for category in (*CATEGORIES, "file-scoped", "all"):
+        for category in (*ALL_CATEGORIES, "file-scoped", "all"):
             f, t = self.cells.get(("files", category)), self.cells.get(("text-only", category))
             if f is None and t is None:
                 continue
@@ -233,6 +270,9 @@ class ChatFilesReport:
             rows.append(f"| {category} | {max(fd['n'], td['n'])} | {fd['answer_match']:.1%} | "
                         f"{td['answer_match']:.1%} | {rec(fd)} | {rec(td)} | {rec(fd, 'file_recall_at_5')} | "
                         f"{fd['tokens_per_question']:.0f} | {td['tokens_per_question']:.0f} |")
+        if self.shown.cells:
+            match = {s: cell.to_dict() for (s, c), cell in self.cells.items() if c == real_docs.CATEGORY}
+            rows += ["", *format_table(REAL_LABEL, match, self.shown, SYSTEMS)]
         if self.indexing:
             rows += ["", "| file type | files | describe s/file (median) |", "| --- | ---: | ---: |"]
             rows += [f"| {ext} | {v['files']:.0f} | {v['seconds_per_file']:.3f} |" for ext, v in self.indexing.items()]
@@ -243,9 +283,11 @@ class ChatFilesReport:
 
 
 def score(questions: Sequence[Question], records: dict[str, dict[str, Any]],
-          recalls: dict[str, tuple[float, float | None]]) -> ChatFilesReport:
+          recalls: dict[str, tuple[float, float | None]],
+          support: dict[str, tuple[str, int, str]] | None = None) -> ChatFilesReport:
     """The report from the results records (keyed by item id) and the (turn, file) recalls of file-scoped
-    questions (keyed the same way)."""
+    questions (keyed the same way); `support` (question id -> file name, page, supporting text, the real
+    documents') adds whether the answering passage and page were shown."""
     report = ChatFilesReport()
     for system in SYSTEMS:
         for q in questions:
@@ -254,6 +296,8 @@ def score(questions: Sequence[Question], records: dict[str, dict[str, Any]],
                 continue
             turn, files = recalls.get(f"{system}/{q.id}", (None, None)) if q.file_scoped else (None, None)
             report.add(system, q.category, record, turn, files)
+            if support and q.id in support:
+                report.shown.add(system, record, *support[q.id])
     return report
 
 
@@ -319,26 +363,33 @@ def run(settings: Settings, graph: MemoryGraph, prepared: PreparedSet, questions
         for q in questions:
             if q.file_scoped:
                 recalls[f"{system}/{q.id}"] = evidence_recall(graph, embedder, q, system)
-    return score(questions, records, recalls)
+    return score(questions, records, recalls, prepared.support)
 
 
 def run_command(settings: Settings, set_dir: Path, identity_dir: Path | None, per_category: int | None,
                 conversations: int | None, out_dir: Path, index_times: bool, fresh: bool, answerer_spec: str,
                 structured: Structured, ingest_chat: Callable[[Sequence[Path], Path | None], None], *,
                 echo: Callable[[str], None], progress: Callable[[int, int, dict[str, Any]], None],
-                close: Callable[[object], None]) -> Path:
+                close: Callable[[object], None], real_docs_dir: Path | None = None,
+                categories: Sequence[str] | None = None) -> Path:
     """`m3graph eval chat-files` (the command passes its own `ingest-chat` in, so this runs exactly the product's
-    ingestion path): build or read the set, ingest both systems (timed), ask, score; returns the report path."""
+    ingestion path): build or read the set, ingest both systems (timed), ask, score; returns the report path.
+    `real_docs_dir`: the fetched real documents are a category too; `categories`: only these categories' questions
+    are asked, and the generated set is neither built nor ingested when none of its categories is asked."""
     from m3graph.devkit.eval.judge import make_judge
     from m3graph.devkit.eval.runner import load_answerer_factory
     from m3graph.graphdb.store import MemoryGraph
     from m3graph.localserver.server import ensure_server
 
-    prepared = prepare(set_dir, identity_dir, conversations)
-    questions = sample(prepared.questions, per_category)
+    wanted = tuple(categories or ALL_CATEGORIES)
+    if real_docs.CATEGORY in (categories or ()) and real_docs_dir is None:
+        raise ValueError("the real-docs category needs the fetched real documents (--real-docs DIR)")
+    prepared = prepare(set_dir, identity_dir, conversations, real_docs_dir,
+                       generated=any(c in CATEGORIES for c in wanted))
+    questions = [q for q in sample(prepared.questions, per_category) if q.category in wanted]
 
     def ingest(paths: Sequence[Path], files_root: Path | None) -> float:
-        return timed(lambda: ingest_chat(paths, files_root))
+        return timed(lambda: ingest_chat(paths, files_root)) if paths else 0.0
 
     ensure_server(settings)
     with MemoryGraph.connect(settings) as graph:
@@ -350,7 +401,11 @@ def run_command(settings: Settings, set_dir: Path, identity_dir: Path | None, pe
         if fresh:
             for source in sorted({source_of(q, system) for q in prepared.questions for system in SYSTEMS}):
                 forget(source)
-        ingest_s = {"text-only": ingest(prepared.baseline, None), "files": ingest(prepared.conversations, set_dir)}
+        ingest_s = {"text-only": ingest(prepared.baseline, None), "files": ingest(prepared.conversations, set_dir)} \
+            if prepared.conversations else {}
+        if prepared.real:
+            ingest_s |= {f"text-only ({REAL_LABEL})": ingest(prepared.real_baseline, None),
+                         f"files ({REAL_LABEL})": ingest(prepared.real, prepared.real_root)}
         indexing = describe_times(prepared.conversations, set_dir, settings, out_dir / "chat-files-crops") \
             if index_times else {}
         answerer = load_answerer_factory(answerer_spec)(settings, graph)
