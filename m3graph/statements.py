@@ -332,3 +332,14 @@ def parse_statement(text: str) -> Statement | None:
     if role and _is_name(role.group(1)) and len(role.group(2).split()) <= 3:
         return Statement(role.group(1), "is a", role.group(2), negated, changed, False)
     return None
+
+
+def spelled_out(word: str) -> str | None:
+    """The words an abbreviation stands for in attribute names ("CEO" -> "chief executive officer"), else None.
+
+    Why: a question says "the CEO of Twitter" where the facts say "The chief executive officer of Twitter is …";
+    the premise check (reasoning/premise.py) must count the abbreviation as mentioned when its expansion is."""
+    if len(word) < 2 or not word.isupper():
+        return None
+    out = _ATTRIBUTE_SYNONYMS.get(word.lower())
+    return out if out and " " in out else None

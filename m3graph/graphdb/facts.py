@@ -6,7 +6,9 @@ walks each slot, writes the versions, drops named things no fact refers to any m
 changed, renames the characters it names (`Character.name`, `m3graph.graphdb.names`), all in the caller's
 transaction. `correct_fact` is the analyst's override of one version (the rule: `m3graph.fact_versions`), written
 and recomputed in one transaction like every other write. `history` and `facts_about` read a subject's versions
-(the history tool) and the facts about named things (a multi-hop question's next hop).
+(the history tool) and the facts about named things (the facts_about tool); `next_hop` the facts about what
+given facts' values name, as a search's version view shows them (the controller's multi-hop step,
+`m3graph.reasoning.fact_chain`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from m3graph.graphdb.search import render_memory
 from m3graph.graphdb.types import RenderedMemory
 from m3graph.schema.character_names import known_names
 
-__all__ = ["FactState", "character_names", "correct_fact", "face_names", "facts_about", "history", "refresh_slots"]
+__all__ = ["FactState", "character_names", "correct_fact", "face_names", "facts_about", "history", "next_hop",
+           "refresh_slots"]
 
 
 def refresh_slots(tx: Tx, video_id: str, slot_keys: Sequence[str | None], prune: bool = True) -> int:
@@ -87,6 +90,26 @@ def facts_about(ex: Executor, video_id: str, thing_keys: Sequence[str], all_vers
                                            all_versions=all_versions, k=k)]
     by_id = {r["memory_id"]: render_memory(r) for r in ex.read("search/memories_by_id", ids=ids)}
     return [by_id[i] for i in ids if i in by_id]
+
+
+def next_hop(ex: Executor, memory_ids: Sequence[str], before_clip: int | None, view: dict[str, Any], k: int = 20
+             ) -> list[tuple[str, RenderedMemory, str, datetime | None]]:
+    """A multi-hop question's next hop (`m3graph.reasoning.fact_chain`): the facts about the things these facts'
+    values name, as `view` (`VersionView.params()`) shows facts, never one said after `before_clip`; each once, as
+    (source, fact, the given fact it was reached from (the first), its clip's start where the source is dated)."""
+    rows = ex.read("facts/next_hop", memory_ids=list(memory_ids), before_clip=before_clip, k=k, **view)
+    first = {r["memory_id"]: r for r in reversed(rows)}  # reversed: the first row of a fact wins
+    if not first:
+        return []
+    found = {r["memory_id"]: r for r in ex.read("search/memories_by_id", ids=[r["memory_id"] for r in rows])}
+    return [(first[i]["video_id"], render_memory(found[i]), first[i]["from_id"], _native(found[i]["started_at"]))
+            for i in dict.fromkeys(r["memory_id"] for r in rows) if i in found]
+
+
+def _native(value: Any) -> datetime | None:
+    to_native = getattr(value, "to_native", None)
+    native = to_native() if callable(to_native) else value
+    return native if isinstance(native, datetime) else None
 
 
 def face_names(tx: Tx, entity_ids: Iterable[int]) -> dict[int, str]:

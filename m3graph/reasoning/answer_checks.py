@@ -3,22 +3,28 @@
 The controller (`control.py`, tools mode) keeps one `Checks` per question:
 
 - `notes(shown, dates)`, with each round's results: statements on one slot said at different times, in time order
-  with the holding one marked (`recency.py`), and a person's denial and affirmation of the same thing
+  with the holding one marked (`recency.py`), a value a person stated about themselves that changed, found without
+  a slot (`value_updates.py`), and a person's denial and affirmation of the same thing
   (`contradictions.py`); each reported once, in the round whose lines first show it (the as-of point a question
   names, `as_of.py`, shows in the marks: "held on 30 April 2025"; alone it changes no prompt);
 - `answer(answer, shown, dates)`, on the reader's answer: a yes/no question touching a contradiction is answered
-  with both statements and the question which holds; an older value of a changed slot becomes the one that holds
-  (unless the question asks about the past without naming a time); a who-question about whom something is done to,
-  answered with a person, gets the role or thing the line names (`roles.py`). Returns the new answer and the note
-  for the trace, or None when the answer stands.
+  with both statements and the question which holds; an older value of a changed slot (or of a changed value,
+  `value_updates.py`) becomes the one that holds (unless the question asks about the past without naming a
+  time); a who-question about whom something is done to, answered with a person, gets the role or thing the line
+  names (`roles.py`); an answer with no word or number in it ("," from a small reader) is given the value
+  stated last of what the question asks about, where one changed (`value_updates.unanswered`). Returns the new
+  answer and the note for the trace, or None when the answer stands.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 
-from m3graph.reasoning import contradictions, recency, roles
+import numpy as np
+
+from m3graph.reasoning import contradictions, recency, roles, value_updates
 from m3graph.reasoning.as_of import AsOf
 from m3graph.reasoning.attribution import split_speaker
 from m3graph.reasoning.names import NameBook
@@ -32,7 +38,21 @@ class Checks:
     as_of: AsOf | None = None
     past: bool = False  # the question asks how things were before ("used to", "before"): old values stand
     names: NameBook | None = None
+    embed: value_updates.Embed | None = None  # the controller's text embedder: values said in other words
     reported: set[str] = field(default_factory=set)
+    _vectors: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        """`embed`, each text once per question (every round's notes and the answer compare the same phrases)."""
+        assert self.embed is not None
+        new = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if new:
+            self._vectors.update(zip(new, self.embed(new), strict=True))
+        return np.stack([self._vectors[t] for t in texts])
+
+    def _value_changes(self, shown: Shown, dates: Mapping[str, str], day: date | None
+                       ) -> list[value_updates.Change]:
+        return value_updates.changes(self.question, shown, dates, day, self._embed if self.embed else None)
 
     def notes(self, shown: Shown, dates: Mapping[str, str]) -> str | None:
         """The notes for the round that just showed the last of `shown`; None when there is nothing new."""
@@ -43,6 +63,11 @@ class Checks:
         said = recency.change_note(fresh, day)
         if said:
             out.append(said)
+        moved = [c for c in self._value_changes(shown, dates, day) if _value_key(c) not in self.reported]
+        self.reported |= {_value_key(c) for c in moved}
+        stated = value_updates.change_note(moved, day)
+        if stated:
+            out.append(stated)
         found = contradictions.touching(self.question, contradictions.conflicts(shown, dates))
         new = [c for c in found if _key(c) not in self.reported]
         self.reported |= {_key(c) for c in new}
@@ -61,11 +86,19 @@ class Checks:
                                               contradictions.conflicts(shown, dates))
         if both is not None:
             return both, f"contradiction: the reader's {answer!r} replaced by both statements"
+        if not self.past or self.as_of is not None:
+            day = self.as_of.day if self.as_of else None
+            if answer is not None and not any(c.isalnum() for c in answer):
+                value = value_updates.unanswered(answer, self._value_changes(shown, dates, day))
+                if value is not None:
+                    return value, f"the reader's {answer!r} says nothing; the value stated last replaces it"
         if answer is None:
             return None
         if not self.past or self.as_of is not None:
             day = self.as_of.day if self.as_of else None
             newest = recency.newest_answer(answer, recency.changes(shown, dates, day))
+            if newest is None:
+                newest = value_updates.newest_value(answer, self._value_changes(shown, dates, day))
             if newest is not None:
                 held = f"held on {day}" if day else "holds now"
                 return newest[0], f"recency: {newest[1]!r} was said earlier; the value that {held} replaces it"
@@ -80,3 +113,7 @@ class Checks:
 
 def _key(c: contradictions.Conflict) -> str:
     return f"conflict:{c.denied.label}:{c.denied.sentence}|{c.affirmed.label}:{c.affirmed.sentence}"
+
+
+def _value_key(c: value_updates.Change) -> str:
+    return "value:" + "|".join(f"{v.label}:{v.quantity.key}:{v.sentence[:40]}" for v in c.said)

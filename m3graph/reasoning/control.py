@@ -22,7 +22,10 @@ Two dialects over the same tools (`memory_tools.MemoryTools`):
   the earlier rounds and prefills just the new evidence: what keeps a CPU answer within seconds. A question that
   asks for several things over conversation memory ("what books has Melanie read?", `gathering.py`) has its
   first search widened to three times the cap, so items said in other sessions are shown, and the reader is told
-  to list them all.
+  to list them all. A question whose first search's best hits are facts naming things other facts are about ("the
+  spouse of the author of X") has them chained before the reader's first step (`fact_chain.py`, no model): the
+  facts about their values, hop by hop (current versions, or those valid as of a time the question names), shown
+  first, path by path, with a note to follow them; any other question's first round is unchanged.
   The reader sees people by name beside their tags (``Mia (<character_4>)``, `names.py`) and an answer's bare tag is
   given with the name; a time the question names is read as "as of" (`as_of.py`: the facts tools show the version
   that held then); and beside each round's results it is told which statements on one slot changed, in time
@@ -57,9 +60,10 @@ from typing import Any, Literal
 
 from m3graph.embedding import TextEmbedder
 from m3graph.errors import ConfigError, InvalidInputError
+from m3graph.graphdb import passages
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import TAG
-from m3graph.reasoning import file_tools, premise, speakers
+from m3graph.reasoning import fact_chain, file_tools, premise, speakers
 from m3graph.reasoning.answer_checks import Checks
 from m3graph.reasoning.as_of import latest_date, question_as_of
 from m3graph.reasoning.attribution import misattributed, split_speaker
@@ -115,6 +119,9 @@ READER_NOT_LABELS = ("Answer with what the lines say, in their words, not with t
                      + READER_REPAIR)
 _CLIP_LABELS_ONLY = re.compile(r"^\W*(?:(?:[\w-]+/)?CLIP_\d+(?:\W+|\s+and\s+)?)+$", re.IGNORECASE)
 LINE_CHARS = 300  # one memory line as the model sees it (a long chat turn is cut, not dropped)
+# A shared file's passage is one of its file's best few (graphdb/passages.py) and its answering sentence may sit
+# anywhere in it: cut at LINE_CHARS, 33 of 47 real-document answers were on a shown page but past the cut.
+PASSAGE_CHARS = 900
 READER_MAX_TOKENS = 96  # a short answer or one query; a longer reply is a model that loops
 
 _NULLABLE = {"anyOf": [{"type": "string"}, {"type": "null"}]}
@@ -269,8 +276,25 @@ class Evidence:
         for i in kept:
             label, line = fresh[i]
             self.shown[(label, line)] = None
-            out.setdefault(label, []).append(line if len(line) <= LINE_CHARS else line[:LINE_CHARS - 1] + "…")
+            out.setdefault(label, []).append(_cut(line))
         return out
+
+    def lead_with(self, chain: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
+        """The first round's lines again with a fact chain's lines first (`fact_chain.py`), in chain order, then
+        the round's own lines not in it, within the cap (the chain alone may fill it): what the round now shows.
+        Only for the first round, before the reader has seen anything: a line dropped here may come later."""
+        keep = list(dict.fromkeys([*chain, *self.shown]))[:max(self.cap, 1)]
+        self.shown = dict.fromkeys(keep)
+        out: dict[str, list[str]] = {}
+        for label, line in keep:
+            out.setdefault(label, []).append(_cut(line))
+        return out
+
+
+def _cut(line: str) -> str:
+    """One memory line as the reader is shown it: a long one is cut, not dropped (a file passage later)."""
+    chars = PASSAGE_CHARS if line.startswith("[file ") else LINE_CHARS
+    return line if len(line) <= chars else line[:chars - 1] + "…"
 
 
 @dataclass
@@ -436,7 +460,8 @@ class Controller:
 
     def _results_text(self, query: str | None, new: dict[str, list[str]], tools: MemoryTools,
                       question: str, listing: bool = False, file_note: str | None = None,
-                      speaker_note: str | None = None, checks_note: str | None = None) -> str:
+                      speaker_note: str | None = None, checks_note: str | None = None, chained: bool = False
+                      ) -> str:
         what = "the question" if query is None else f'"{query}"'
         why = f" ({file_note})" if file_note else ""  # a file tool's word on what it could not show
         if new:
@@ -446,6 +471,8 @@ class Controller:
         note = f"\n{DURATION_NOTE}" if asks_for_duration(question) else ""
         if listing:
             note += f"\n{LIST_NOTE}"
+        if chained:
+            note += f"\n{fact_chain.CHAIN_NOTE}"
         said = f"\n\n{speaker_note}" if speaker_note else ""  # who said the quoted lines, who speaks (speakers.py)
         if checks_note:  # statements that changed, statements that conflict (answer_checks.py)
             said += f"\n\n{checks_note}"
@@ -462,6 +489,7 @@ class Controller:
         queries = {query_key(question)} if self.prefetch else set()
         clip_fallback = False
         listing = False  # a list question over conversation memory: its first search is widened, the reader told
+        chained = False  # the first search's facts were chained through their values (fact_chain.py)
         if self.prefetch:
             # The question itself is the query a model would write first; a search is not a model call.
             t0 = time.perf_counter()
@@ -478,6 +506,12 @@ class Controller:
                     new.setdefault(label, []).extend(lines)
                 new = dict(sorted(new.items(), key=lambda kv: _clip_order(kv[0])))
                 note0 += f"; a list question: {sum(len(v) for v in new.values())} lines shown"
+            elif not clip_fallback and new:  # a multi-hop question over facts: follow their values (fact_chain.py)
+                chain = fact_chain.follow(question, tools, evidence.cap)
+                chained = chain.fired
+                if chained:
+                    new = evidence.lead_with(chain.lines())
+                    note0 += f"; {chain.note()}"
             rounds.append(Round(0, found.tool, question, [], Usage(), time.perf_counter() - t0,
                                 result=describe(found), knowledge=new, note=note0))
             if not new:  # nothing in scope matches at all: no model can answer from this memory
@@ -498,7 +532,7 @@ class Controller:
                 rounds[0].note = f"{rounds[0].note}; speakers looked up: {who}"
             messages.append(Message("user", self._results_text(
                 None, new, tools, question, listing, speaker_note=who,
-                checks_note=checks.notes(list(evidence.shown), tools.dates))))
+                checks_note=checks.notes(list(evidence.shown), tools.dates), chained=chained)))
         else:
             messages.append(Message("user", f"No search has been made yet.\n\nQuestion: {question}"))
         last_search = False  # set when no new search is possible: the next step must answer
@@ -552,8 +586,12 @@ class Controller:
                 if checked is not None:  # a contradiction named, the newest value, the role a line names
                     rounds.append(Round(step, "answer", checked[0], raws, usage, elapsed, note=checked[1]))
                     return checked[0], "forced" if final else "answered", rounds
-                rounds.append(Round(step, "answer", answer, raws, usage, elapsed))
-                return answer, "forced" if final else "answered", rounds
+                if any(c.isalnum() for c in answer):  # a reply of punctuation alone (",") answers nothing
+                    # the shown file passages the answer rests on, "lease.pdf, p. 4 (...)" (none: trace unchanged)
+                    cites = passages.answer_citations(answer, evidence.lines())
+                    rounds.append(Round(step, "answer", answer, raws, usage, elapsed,
+                                        result={"citations": cites} if cites else None))
+                    return answer, "forced" if final else "answered", rounds
             if final:
                 both = checks.answer(None, list(evidence.shown), tools.dates)
                 if both is not None:  # no answer, but the lines hold a denial and an affirmation of the question
@@ -578,7 +616,7 @@ class Controller:
                                     result=describe(found), knowledge=new, note=found.fallback))
                 messages.append(Message("user", self._results_text(
                     query, new, tools, question, listing, file_note,
-                    checks_note=checks.notes(list(evidence.shown), tools.dates))))
+                    checks_note=checks.notes(list(evidence.shown), tools.dates), chained=chained)))
                 continue
             if not query or query_key(query) in queries or copies_a_line(query, [checks.plain(x) for x in
                                                                                  evidence.lines()]):
@@ -598,7 +636,8 @@ class Controller:
             rounds.append(Round(step, found.tool, query, raws, usage, time.perf_counter() - t0,
                                 result=describe(found), knowledge=new, note=note))
             messages.append(Message("user", self._results_text(
-                query, new, tools, question, listing, checks_note=checks.notes(list(evidence.shown), tools.dates))))
+                query, new, tools, question, listing, checks_note=checks.notes(list(evidence.shown), tools.dates),
+                chained=chained)))
         return None, "failed", rounds  # pragma: no cover - the last step always returns
 
 

@@ -24,6 +24,7 @@ from m3graph.dates import MONTH_NAMES
 from m3graph.graphdb.executor import Executor
 from m3graph.graphdb.query_text import FILE_KINDS, FILE_MIMES, lucene_phrase
 from m3graph.reasoning.attribution import asks_for_inference
+from m3graph.statements import spelled_out
 
 # A word that starts with a capital and holds only letters (an acronym "HR" too), possibly with an apostrophe
 # or hyphen inside ("O'Brien", "Jean-Paul"); a trailing possessive is dropped.
@@ -85,7 +86,8 @@ def unmentioned(ex: Executor, question: str, videos: Sequence[str] | None, befor
     ask = [w for w in words if w.lower() not in seen]
     if not ask:
         return []
-    terms = [{"term": w, "query": lucene_phrase(w)} for w in ask]
+    # An abbreviation is mentioned when its expansion is ("CEO" where the facts say "chief executive officer").
+    terms = [{"term": w, "query": lucene_phrase(q)} for w in ask for q in (w, spelled_out(w)) if q]
     rows = ex.read("search/named_terms_found", terms=terms, videos=list(videos) if videos else None,
                    before_clip=before_clip, cap=HIT_CAP)
     absent = set(ask) - {r["term"] for r in rows if r["found"]}

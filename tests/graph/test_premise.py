@@ -22,6 +22,7 @@ SESSIONS = {
         {"speaker": "Bob", "dia_id": "D1:2", "text": "Rome sounds lovely! I joined the HR team at work."}],
     2: [{"speaker": "Bob", "dia_id": "D2:1", "text": "We finally visited Barcelona with the kids."},
         {"speaker": "Ann", "dia_id": "D2:2", "text": "That is wonderful to hear."}],
+    3: [{"speaker": "Ann", "dia_id": "D3:1", "text": "The chief executive officer of Acme is Dana now."}],
 }
 REPLY = '{"answer": "to clear her mind", "next_query": null}'
 
@@ -56,6 +57,9 @@ def test_a_name_nothing_mentions_is_not_in_memory_without_a_model_call(chat: Mem
     assert unmentioned(chat.ex, "Which team did Bob join, HR or IT?", [VIDEO], None, ["IT said hi"]) == []
     assert unmentioned(chat.ex, "Did Ann see Paris or Rome?", [VIDEO], None, ["Ann: Rome!"]) == ["Paris"]
     assert unmentioned(chat.ex, "Did Bob and Ann go to Barcelona?", [VIDEO], None) == []
+    # An abbreviation counts as mentioned where its expansion is; one whose expansion is absent does not.
+    assert unmentioned(chat.ex, "Who is the CEO of Acme?", [VIDEO], None) == []
+    assert unmentioned(chat.ex, "Who is the CFO of Acme?", [VIDEO], None) == ["CFO"]
 
 
 def test_the_check_keeps_the_questions_scope_and_its_exemptions(chat: MemoryGraph, embedder: TextEmbedder) -> None:

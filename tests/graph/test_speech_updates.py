@@ -86,6 +86,9 @@ def test_the_beam_harness_ingests_through_the_product_and_asks_through_ask(
     assert conflict["correct"] and "conflict" in conflict["answer"]  # the answer came back through ask (the reader's
     # or the answer step's own naming of the conflict: either is the product's answer)
     assert not any("90% coverage" in seen and "contradictory information" in seen for seen in reader.seen)
+    traces = [json.loads(line) for line in (out / "beam-traces.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [t["id"] for t in traces] == [r["id"] for r in records if r["system"] == "m3graph"]
+    assert all(t["rounds"] and t["evidence"] for t in traces)  # what reading a failure needs
     summary = json.loads((out / "beam-summary.json").read_text(encoding="utf-8"))
     scored = summary["scores"]["m3graph"]["contradiction_resolution"]
     assert scored["correct"] == 1 and scored["n"] == 1 and scored["rubric"] > 0

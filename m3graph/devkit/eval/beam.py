@@ -8,7 +8,8 @@ chat's questions of the chosen categories through `MemoryService.ask` with the p
 `m3graph ask`, `Memory.ask` and MCP `ask`; the development kit sits under the front ends, so it builds the service
 as they do). In the same run a baseline answers each
 question with the same reader model from BM25 over the ingested messages (the top `BASELINE_K`, dated, in chat
-order; no memory). Answers are scored by `beam_score` (deterministic checks and a word-overlap rubric).
+order; no memory). Answers are scored by `beam_score` (deterministic checks and a word-overlap rubric). Each
+question's rounds, notes and shown evidence go to `beam-traces.jsonl` beside the results, for reading failures.
 
 Nothing of a question (its answer, rubric, references, `source_chat_ids`) reaches the memory; the source ids
 only decide which questions a slice can answer: a question is *in the slice* when every message it cites is,
@@ -198,6 +199,15 @@ def baseline_answer(model: ChatModel, question: str, lines: Sequence[str]) -> st
     return result.text.strip()
 
 
+def trace_record(q: Question, rounds: Sequence[dict[str, Any]], evidence: dict[str, list[str]]) -> dict[str, Any]:
+    """What reading a failure needs: each round's action, query or answer and note, the reader's raw reply, and
+    the evidence shown (`beam-traces.jsonl`, one line per question)."""
+    return {"id": q.id, "question": q.question, "gold": q.gold, "cites": list(q.cites),
+            "rounds": [{"action": r.get("action"), "content": r.get("content"), "note": r.get("note"),
+                        "raw": r.get("raw")} for r in rounds],
+            "evidence": evidence}
+
+
 @dataclass
 class BeamReport:
     messages: int = 0
@@ -251,7 +261,8 @@ def run(settings: Settings, graph: MemoryGraph, chats: Sequence[Chat], categorie
     out_dir.mkdir(parents=True, exist_ok=True)
     model = make_chat_model(settings.llm.control, settings.llm.models_dir) if baseline else None
     try:
-        with (out_dir / "beam.jsonl").open("w", encoding="utf-8") as out:
+        with (out_dir / "beam.jsonl").open("w", encoding="utf-8") as out, \
+                (out_dir / "beam-traces.jsonl").open("w", encoding="utf-8") as traces:
             for chat in chats:
                 source, batches = source_id(chat, max_messages, report.speech_facts), chat.sliced(max_messages)
                 if fresh and graph.video_exists(source):
@@ -265,6 +276,8 @@ def run(settings: Settings, graph: MemoryGraph, chats: Sequence[Chat], categorie
                     t0 = time.perf_counter()
                     asked = service.ask(AskRequest(question=q.question, videos=[source]))
                     answers["m3graph"] = (asked.answer or "", time.perf_counter() - t0)
+                    traces.write(json.dumps(trace_record(q, asked.rounds, asked.evidence), ensure_ascii=False) + "\n")
+                    traces.flush()
                     if model is not None:
                         t0 = time.perf_counter()
                         lines = baseline_lines(batches, q.question, *((2, 300) if smoke else (BASELINE_K,

@@ -4,15 +4,19 @@ Why deterministic: a judge model on two shared CPU cores costs more than the ans
 a reliable one; these checks are what the README names where one fits, and they are the same every run.
 
 Rubric items ("LLM response should mention: 200MB of memory usage") are read as *nuggets*: the prefix up to the
-colon goes, and a nugget is found in an answer when every number it holds is in the answer (as numbers: "15,000"
-= "15000", "200MB" = "200 MB", "1.5" = "1.50") and, when it holds no number, when at least half of its content
-words (lowercased, plural "s" dropped, stop words out) are; a nugget holding a negation (never, not, n't ...) needs
+colon goes, and a nugget is found in an answer when every value it holds that the question does not already give
+is in the answer (as numbers with their units, `reasoning/quantities.py`: "15,000" = "15000", "200MB" = "200 MB" =
+"200 megabytes", "180ms" = "0.18 s", "5 out of 5" = "5/5" or both its numbers; a bare number matches a number with
+a unit) and, when it holds no such value, when at least half of its content words not in the question
+(lowercased, plural "s" dropped, stop words out) are; a nugget holding a negation (never, not, n't ...) needs
 one in the answer too ("you have never customized X" is not named by "you have customized X"). The rubric score
 of an answer is the share of its question's nuggets found (the paper's nugget judge, word overlap for the model).
 
 The check per category (`correct`):
-- knowledge_update: every nugget holding a number is found (all nuggets when none holds one), and no *stale*
-  number is in the answer. Stale numbers are those the item's `potential_confusion` names (the old value: "the
+- knowledge_update: every nugget holding a number is found (all nuggets when none holds one), or the gold answer's
+  own values (those the question does not give) are all in the answer: a short gold answer ("180ms") is met by
+  "180 ms" or "180 milliseconds" however the rubric words it; and no *stale* number is in the answer. Stale
+  numbers are those the item's `potential_confusion` names (the old value: "the
   original 150MB ... 10,000 keys") that neither the gold answer nor the question holds.
 - contradiction_resolution: the answer says the statements conflict (contradict, conflict, inconsistent, "which
   is correct", clarify ...), or it names both statements (the rubric's two "mention" nuggets found).
@@ -28,6 +32,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from m3graph.reasoning.quantities import Quantity, holds, quantities
 
 CATEGORIES = ("knowledge_update", "contradiction_resolution", "temporal_reasoning", "event_ordering")  # the default
 ALL_CATEGORIES = (*CATEGORIES, "abstention", "information_extraction", "instruction_following",
@@ -76,14 +82,31 @@ def words(text: str) -> set[str]:
     return out
 
 
-def found(nugget: str, answer: str) -> bool:
+def wanted_values(text: str, question: str = "") -> list[Quantity]:
+    """The values a text (a nugget, a gold answer) names that the question does not already give."""
+    return [q for q in quantities(text) if not holds(question, q)]
+
+
+def held(answer: str, value: Quantity) -> bool:
+    """The answer gives the value: as a number with its unit (`quantities.holds`), and a fraction also as its two
+    numbers ("7 problems with 6 correct" gives "6 out of 7")."""
+    if holds(answer, value):
+        return True
+    if value.family != "fraction":
+        return False
+    top, bottom = value.key.removeprefix("fraction:").split("/")
+    return {top, bottom} <= numbers(answer)
+
+
+def found(nugget: str, answer: str, question: str = "") -> bool:
     """Whether the answer holds the nugget (see the module docstring)."""
     if _NEGATION.search(nugget) and not _NEGATION.search(answer):
         return False  # "you have never customized X" is not named by "you have customized X"
-    wanted = numbers(nugget)
-    if wanted:
-        return wanted <= numbers(answer)
-    content = words(nugget)
+    if quantities(nugget):
+        wanted = wanted_values(nugget, question)
+        if wanted:
+            return all(held(answer, q) for q in wanted)
+    content = words(nugget) - words(question)  # what the question says, an answer need not repeat
     return bool(content) and 2 * len(content & words(answer)) >= len(content)
 
 
@@ -97,9 +120,9 @@ def span_found(nugget: str, answer: str) -> bool:
                for n, u in ((numbers(m.group(1)).pop(), m.group(2)) for m in _SPAN.finditer(answer)))
 
 
-def rubric_score(rubric: Sequence[str], answer: str) -> float:
+def rubric_score(rubric: Sequence[str], answer: str, question: str = "") -> float:
     items = nuggets(rubric)
-    return sum(found(n, answer) for n in items) / len(items) if items else 0.0
+    return sum(found(n, answer, question) for n in items) / len(items) if items else 0.0
 
 
 def in_order(items: Sequence[str], answer: str) -> float:
@@ -131,11 +154,14 @@ def score(category: str, question: str, rubric: Sequence[str], answer: str, gold
           confusion: str = "") -> Score:
     """The deterministic check of one answer (module docstring)."""
     items = nuggets(rubric)
-    rub = rubric_score(rubric, answer)
+    rub = rubric_score(rubric, answer, question)
     if category == "knowledge_update":
         numeric = [n for n in items if numbers(n)] or items
-        missing = [n for n in numeric if not found(n, answer)]
+        missing = [n for n in numeric if not found(n, answer, question)]
         stale = sorted((numbers(confusion) - numbers(gold) - numbers(question)) & numbers(answer))
+        short = wanted_values(gold, question)
+        if missing and short and all(held(answer, q) for q in short):
+            missing = []  # the gold answer's own values are all there ("180 ms" for gold "180ms")
         detail = "; ".join([*(f"missing {n!r}" for n in missing), *(f"stale {s}" for s in stale)]) or "ok"
         return Score(not missing and not stale, rub, detail)
     if category == "contradiction_resolution":

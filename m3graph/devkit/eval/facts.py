@@ -3,13 +3,17 @@
 The benchmark file (../shared/data/facts, see its README) holds one numbered facts list (later facts override
 earlier ones about the same subject and relation) and two question sets over it: single-hop and multi-hop.
 The list goes in through the product path (`ingest-chat`'s facts format: one semantic memory per fact, in line
-order) as ONE source, and two systems answer every question with the same reader in the same run:
+order) as ONE source, and the systems answer every question in the same run:
 
-* ``m3graph``: the product's node search over the source (current facts only, once supersession hides the
-  retired ones); for multi-hop, the values of the best facts become the subjects of the next hop
-  (`MemoryService.facts_about`), so "the spouse of the author of X" follows X → author → spouse.
+* ``m3graph``: the product's `ask` (`MemoryService.ask`, the controller every front end runs, with the control
+  model): current facts only, once supersession hides the retired ones; a multi-hop question is chained by the
+  controller's own model-free step (`m3graph.reasoning.fact_chain`: the values of the best facts become the
+  subjects of the next hop), the same for both subsets: the product does not know which kind a question is.
 * ``baseline``: BM25 (k1 1.2, b 0.75) over the raw fact lines, no supersession: the top facts in line order
-  with their numbers, and the prompt says that a later number overrides an earlier one.
+  with their numbers, and the prompt says that a later number overrides an earlier one; read by the same model
+  with this harness's short reader prompt.
+* ``chain`` (only when asked for, `run(systems=...)`): the harness's own chaining before the step moved into the
+  product (`chain_facts`, hops by subset), read with the harness's reader: the figure the product replaced.
 
 Scoring is the benchmark's: SubEM (the normalised gold string contained in the normalised answer), every
 question in the denominator. Gold answers never reach the memory or the reader.
@@ -38,7 +42,7 @@ if TYPE_CHECKING:
 DATA_FILE = "factconsolidation_6k.json"
 SUBSETS = {"sh": "factconsolidation_sh_6k", "mh": "factconsolidation_mh_6k"}
 SOURCE_ID = "factconsolidation-6k"
-SYSTEMS = ("m3graph", "baseline")
+SYSTEMS = ("m3graph", "baseline")  # run by default; "chain" on request (the harness chaining)
 K = 10  # facts retrieved per search
 HOPS = {"sh": 1, "mh": 3}  # searches chained per question
 WIDTH = 2  # facts per hop whose values become the next hop's subjects
@@ -255,41 +259,61 @@ Progress = Callable[[dict[str, Any]], None]
 
 
 def run(settings: Settings, graph: MemoryGraph, subsets: Sequence[FactsSubset], out_dir: Path, limit: int | None,
-        fresh: bool = False, progress: Progress | None = None) -> FactsReport:
-    """Ingests the list once, then answers each question with both systems; per-question JSONL per subset."""
+        fresh: bool = False, progress: Progress | None = None, systems: Sequence[str] = SYSTEMS) -> FactsReport:
+    """Ingests the list once, then answers each question with each system; per-question JSONL per subset."""
     from m3graph.embedding import text_embedder
+    from m3graph.reasoning.control import Controller
     from m3graph.reasoning.llm import make_chat_model
     from m3graph.service.memory import MemoryService
+    from m3graph.service.requests import AskRequest
 
+    unknown = sorted(set(systems) - {*SYSTEMS, "chain"})
+    if unknown:
+        raise InvalidInputError(f"unknown systems {unknown}: choose among m3graph, baseline, chain")
     embedder = text_embedder(settings)
     facts, seconds = ingest_facts(graph, settings, subsets[0].context, out_dir, fresh, embedder)
     report = FactsReport(facts=len(facts), ingest_s=seconds)
-    service = MemoryService(settings, graph, embedder_factory=lambda: embedder)
+    model = make_chat_model(settings.llm.control, settings.llm.models_dir)
+    # The product's controller with the model loaded once for every system (a second copy of the reader would
+    # double the memory of the run, nothing else): `ask` runs it exactly as the CLI, MCP and HTTP front ends do.
+    service = MemoryService(settings, graph, embedder_factory=lambda: embedder,
+                            controller_factory=lambda e, rounds, mode: Controller(model, graph, e, settings,
+                                                                                   mode=mode, rounds=rounds))
     search, about = graph_search(service, SOURCE_ID), graph_about(service, SOURCE_ID)
     number = {fid: fid.removeprefix("F") for fid, _ in facts}
-    model = make_chat_model(settings.llm.control, settings.llm.models_dir)
     try:
         for subset in subsets:
             with (out_dir / f"facts-{subset.name}.jsonl").open("w", encoding="utf-8") as out:
                 for q in subset.questions[:limit]:
-                    shown = chain_facts(q.question, search, about, HOPS[subset.name])
-                    top = bm25_facts(facts, q.question)
-                    runs = {"m3graph": ([f.text for f in shown], [i for f in shown for i in f.source_ids], False),
-                            "baseline": ([f"{number[i]}. {t}" for i, t in top], [i for i, _ in top], True)}
-                    for system, (lines, ids, note) in runs.items():
+                    for system in systems:
                         t0 = time.perf_counter()
-                        answer = read(model, q.question, lines, note)
+                        extra: dict[str, Any] = {}
+                        if system == "m3graph":
+                            asked = service.ask(AskRequest(question=q.question, videos=[SOURCE_ID]))
+                            answer = asked.answer or ""
+                            lines = [x for v in asked.evidence.values() for x in v]
+                            extra = {"outcome": asked.outcome, "first_round": asked.rounds[0].get("note"),
+                                     "rounds": len(asked.rounds)}
+                        elif system == "baseline":
+                            top = bm25_facts(facts, q.question)
+                            lines = [f"{number[i]}. {t}" for i, t in top]
+                            answer = read(model, q.question, lines, True)
+                        else:
+                            shown = chain_facts(q.question, search, about, HOPS[subset.name])
+                            lines = [f.text for f in shown]
+                            answer = read(model, q.question, lines, False)
                         record = {"id": q.id, "subset": subset.name, "system": system, "question": q.question,
                                   "gold": list(q.answers), "answer": answer, "correct": subem(answer, q.answers),
-                                  "fact_ids": ids, "latency_s": round(time.perf_counter() - t0, 2)}
+                                  "shown": lines, "latency_s": round(time.perf_counter() - t0, 2)} | extra
                         report.add(subset.name, system, record["correct"])
                         out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                        out.flush()
                         if progress:
                             progress(record)
     finally:
         model.close()
     summary = {"source": SOURCE_ID, "facts": report.facts, "ingest_s": report.ingest_s, "limit": limit,
-               "reader": settings.llm.control.model, "k": K, "scores": report.scores}
+               "reader": settings.llm.control.model, "k": K, "systems": list(systems), "scores": report.scores}
     (out_dir / "facts-summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return report
 
