@@ -40,8 +40,9 @@ import numpy as np
 
 from bench.dissect import QueryTimer
 from bench.measure import bench_ping
-from bench.run import REPO, git_state
-from bench.smoke import add_smoke, add_uri, apply_smoke, server_settings
+from bench.run import git_state
+from bench.scratch_home import scratch_server
+from bench.smoke import add_smoke, add_uri, apply_smoke
 from m3graph.cypher import query
 from m3graph.fact_versions import statement_of
 from m3graph.graphdb.executor import Tx
@@ -49,8 +50,7 @@ from m3graph.graphdb.facts import history
 from m3graph.graphdb.memories import write_clip_memories
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, MemoryIn
-from m3graph.localserver.server import LocalNeo4j, ensure_server
-from m3graph.settings import LocalServer
+from m3graph.localserver.server import ensure_server
 
 log = logging.getLogger("bench.facts_cost")
 MARKER = ".m3graph-facts-bench-home"
@@ -207,19 +207,7 @@ def measure(graph: MemoryGraph, sources: int, clips_per_source: int, args: argpa
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    local = LocalServer(home=args.home, port=args.port, heap_mb=args.heap_mb, pagecache_mb=args.pagecache_mb,
-                        build_dir=REPO / ".m3graph" / "launcher-build", startup_timeout_s=600)
-    settings = server_settings(args.uri, local)  # never an exported NEO4J_URI: only --uri names another server
-    server = LocalNeo4j(settings) if settings.uses_local_server else None
-    if server is not None:
-        if args.home.exists():
-            if not (args.home / MARKER).exists() and any(args.home.iterdir()):
-                raise SystemExit(f"error: {args.home} is not a facts benchmark home ({MARKER} missing); "
-                                 "choose --home")
-            server.stop()
-            shutil.rmtree(args.home)
-        args.home.mkdir(parents=True)
-        (args.home / MARKER).write_text("created by bench.facts_cost; deleted by it\n")
+    settings, server = scratch_server(args, MARKER, "bench.facts_cost")
     rng = np.random.default_rng(args.seed)
     result: dict[str, Any] = {"meta": {"git": git_state(), "args": {k: str(v) for k, v in vars(args).items()},
                                        "loadavg_start": os.getloadavg(), "cpus": os.cpu_count()}}

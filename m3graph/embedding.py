@@ -8,6 +8,8 @@ Search queries go through `embed_query` (`query_embed` picks it), which differs 
 prescribe a query instruction (bge); memories are always embedded by `embed`.
 Memory text is embedded with entity tags replaced by a neutral word (`tags.neutral_text`): identity is
 carried by MENTIONS edges and character scoping, so vectors describe what happened, not which id did it.
+Bulk calls (ingestion, re-embedding) embed each distinct text of a call once; the bge embedder spreads them over
+every core (`embedding_onnx.py`), a single text (a search query) stays on the calling thread.
 """
 
 from __future__ import annotations
@@ -101,9 +103,14 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
-        vectors = model.encode([neutral_text(t) for t in texts], batch_size=self.config.batch_size,
-                               normalize_embeddings=True, show_progress_bar=False, convert_to_numpy=True)
-        return np.asarray(vectors, dtype=np.float32)
+        neutral = [neutral_text(t) for t in texts]
+        distinct = list(dict.fromkeys(neutral))  # a text repeated in a call is embedded once
+        vectors = np.asarray(model.encode(distinct, batch_size=self.config.batch_size, normalize_embeddings=True,
+                                          show_progress_bar=False, convert_to_numpy=True), dtype=np.float32)
+        if len(distinct) == len(neutral):
+            return vectors
+        where = {t: i for i, t in enumerate(distinct)}
+        return vectors[[where[t] for t in neutral]]
 
     embed_query = embed  # MiniLM and other sentence-transformers models: queries embed like memories
 

@@ -9,14 +9,24 @@ or swapped file is refused (ConfigError) rather than silently producing differen
 The model card's recipe: the [CLS] token's output, L2-normalised; short search queries (not the passages they
 should find) take an instruction prefix. Stored memories are embedded by `embed`, search queries by
 `embed_query`, so the prefix never reaches the graph.
+
+Bulk work (ingestion, re-embedding) uses every core without changing a vector: the int8 model quantizes its
+activations per tensor (48 DynamicQuantizeLinear nodes), so in a batch of several texts each vector would depend on
+its neighbours. Each text is therefore still run alone, on one intra-op thread, and the texts of a call are spread
+over a pool of threads (one run per thread at a time, longest first so the cores finish together), all running the
+one shared session (onnxruntime releases the GIL and runs concurrent calls of a session). A text repeated within a
+call is embedded once. A single text (a search query) runs on the calling thread, as before: no hand-off latency.
+bench/ingest_throughput.py checks that the vectors equal those of one text per call on one thread.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import zipfile
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -81,16 +91,31 @@ def install(directory: Path, mvn: str = "mvn") -> Path:
     return directory
 
 
+def available_cpus() -> int:
+    """The cores this process may run on (its affinity mask where the platform has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS and Windows have no affinity mask
+        return os.cpu_count() or 1
+
+
 class BgeEmbedder:
-    """The ONNX bge model behind the `TextEmbedder` interface; loads (and re-checks its pins) on first use."""
+    """The ONNX bge model behind the `TextEmbedder` interface; loads (and re-checks its pins) on first use.
+
+    `workers`: threads a call of several texts is spread over (None: `text_model.ingest_threads`, where 0 means
+    every core of the process divided by `text_model.threads`)."""
 
     dim = DIM
 
-    def __init__(self, config: TextModelConfig) -> None:
+    def __init__(self, config: TextModelConfig, workers: int | None = None) -> None:
         self.config = config
         self._session: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_pid = 0
+        default = config.ingest_threads or available_cpus() // config.threads
+        self.workers = max(1, workers if workers is not None else default)
 
     def load(self) -> None:
         with self._lock:
@@ -114,19 +139,40 @@ class BgeEmbedder:
                                                  providers=["CPUExecutionProvider"])
             self._tokenizer = tokenizer
 
+    def _run(self, ids: list[int], mask: list[int], types: list[int]) -> np.ndarray:
+        """One text alone: the unit [CLS] vector (the model card's pooling)."""
+        feeds = {"input_ids": np.asarray([ids], dtype=np.int64),
+                 "attention_mask": np.asarray([mask], dtype=np.int64),
+                 "token_type_ids": np.asarray([types], dtype=np.int64)}
+        cls = self._session.run(None, feeds)[0][0, 0, :]
+        return np.asarray(cls / max(float(np.linalg.norm(cls)), 1e-12), dtype=np.float32)
+
+    def _executor(self) -> ThreadPoolExecutor:
+        """The pool, created on first use; again in a forked child (a prefork worker), whose copy has no threads."""
+        with self._lock:
+            if self._pool is None or self._pool_pid != os.getpid():
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="m3graph-embed")
+                self._pool_pid = os.getpid()
+            return self._pool
+
     def _encode(self, texts: list[str]) -> np.ndarray:
-        """One text per run: the int8 model quantizes its activations per tensor, so in a padded batch a text's
-        vector would depend on its neighbours (cosine 0.99 to its vector alone, measured); alone it is the same
-        vector whatever it is embedded with, and on one thread no slower (batches of 8 ran at the same rate)."""
+        """Unit rows, one per text; each distinct text run once and alone (module docstring: a padded batch
+        changed a text's vector to cosine 0.99 of its vector alone), over the pool when there are several."""
         self.load()
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
-        for i, enc in enumerate(self._tokenizer.encode_batch(texts)):
-            feeds = {"input_ids": np.asarray([enc.ids], dtype=np.int64),
-                     "attention_mask": np.asarray([enc.attention_mask], dtype=np.int64),
-                     "token_type_ids": np.asarray([enc.type_ids], dtype=np.int64)}
-            cls = self._session.run(None, feeds)[0][0, 0, :]  # CLS pooling, as the model card prescribes
-            out[i] = cls / max(float(np.linalg.norm(cls)), 1e-12)
-        return out
+        distinct = list(dict.fromkeys(texts))
+        encodings = [(e.ids, e.attention_mask, e.type_ids) for e in self._tokenizer.encode_batch(distinct)]
+        rows = np.zeros((len(distinct), DIM), dtype=np.float32)
+        if self.workers == 1 or len(distinct) == 1:
+            for i, enc in enumerate(encodings):
+                rows[i] = self._run(*enc)
+        else:
+            order = sorted(range(len(distinct)), key=lambda i: len(encodings[i][0]), reverse=True)
+            for i, row in zip(order, self._executor().map(lambda i: self._run(*encodings[i]), order), strict=True):
+                rows[i] = row
+        if len(distinct) == len(texts):
+            return rows
+        where = {t: i for i, t in enumerate(distinct)}
+        return rows[[where[t] for t in texts]]
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Passages (memories): unit rows, one per text, with entity tags neutralised as for every text model."""

@@ -339,7 +339,12 @@ class TextModelConfig(BaseModel):
         "Where setup puts the ONNX text models (one folder per model); a relative folder missing here is taken "
         "from the checkout that holds m3graph."))
     threads: int = Field(1, ge=1, le=64, description=(
-        "ONNX models: intra-op threads (1: many requests share few cores)."))
+        "ONNX models: intra-op threads of one run (1: each text runs on one core; bulk calls use `ingest_threads` "
+        "runs at once)."))
+    ingest_threads: int = Field(0, ge=0, le=256, description=(
+        "bge: threads a bulk embedding call (ingestion, re-embedding) is spread over, each running one text alone "
+        "on `threads` intra-op threads, so a vector never depends on what it is embedded with; 0: every core of "
+        "the process divided by `threads`. A single text (a search query) always runs on the calling thread."))
     # On the dev questions (whole sentences) hybrid search found more evidence without it (docs/evaluation.md).
     query_instruction: bool = Field(False, description=(
         "bge: prefix search queries (never stored memories) with the model card's instruction for short "

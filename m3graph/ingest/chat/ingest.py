@@ -23,9 +23,11 @@ Time expressions are resolved against the session's date (`m3graph.dates.TimeNot
 of 8 May 2023 is 7 May 2023) and stored beside the text as the memory's `event_*` properties; the text keeps what
 was said and the embedding is of the words alone. A session without a date stores none.
 
-Everything is parsed, validated and embedded before the first write; then each new session is ONE transaction
-(clip, speakers, memories, characters), so a failure leaves no partial session, and a session whose key is
-already in the graph is skipped: re-running an ingest changes nothing, a grown file appends its new sessions.
+Everything is parsed and validated before the first write, and the first session's vectors are ready and checked;
+the embedder then works on the next sessions while each is written (`embed_ahead.py`; `embed_ahead=False`: every
+vector first). Each new session is ONE transaction (clip, speakers, memories, characters), so a failure leaves no
+partial session, and a session whose key is already in the graph is skipped: re-running an ingest changes
+nothing, a grown file appends its new sessions. `times` collects a stage profile (bench/ingest_throughput.py).
 """
 
 from __future__ import annotations
@@ -51,13 +53,14 @@ from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import safe_text
 from m3graph.graphdb.types import ClipInfo, MemoryIn, check_video_id, clip_key
 from m3graph.ingest.chat.attachments import FileProblem, SharedFile, drop_unheld, share_all
+from m3graph.ingest.chat.embed_ahead import SessionVectors, stage
 from m3graph.ingest.chat.model import Conversation, Session, Turn
 from m3graph.ingest.chat.photo_names import introduced_name
 from m3graph.ingest.chat.speaker_names import introductions, name_fact, speaker_key, tagged_name_fact
+from m3graph.ingest.chat.timeline import session_timeline
 from m3graph.ingest.chat.turn_parts import MAX_TURN_PARTS, split_turn
 from m3graph.observations import FaceCluster, VoiceCluster
 
-TURN_SECONDS = 10.0  # default of settings.chat.turn_seconds: a turn without cue times on the timeline
 MAX_SPEAKER_CHARS = 200  # a longer "name" is not a name; it would leave no room for the turn in a memory
 # A memory's text bound (MemoryIn.text), read from the model so the two cannot drift apart.
 MEMORY_CHARS = next(m.max_length for m in MemoryIn.model_fields["text"].metadata if isinstance(m, MaxLen))
@@ -114,25 +117,6 @@ def turn_line(turn: Turn, tag: str = "") -> str:
     for f in turn.files:
         body = f"{body} [shares a file: {f.display_name}]".strip()
     return f"{turn.speaker}{tag}: {body}"
-
-
-def _timeline(sessions: Sequence[Session], offset: float,
-              turn_seconds: float = TURN_SECONDS) -> list[tuple[float, float, list[tuple[float, float]]]]:
-    """(start_s, end_s, per-turn spans) for each session, laid end to end from `offset`."""
-    out = []
-    for session in sessions:
-        spans, cursor = [], 0.0
-        for turn in session.turns:
-            if turn.start_s is not None and turn.end_s is not None:
-                start, end = turn.start_s, max(turn.end_s, turn.start_s + 0.001)
-            else:
-                start, end = cursor, cursor + turn_seconds
-            spans.append((offset + start, offset + end))
-            cursor = max(cursor, end)
-        length = max(cursor, turn_seconds)
-        out.append((offset, offset + length, spans))
-        offset += length
-    return out
 
 
 _NAME_CACHE: dict[str, re.Pattern[str]] = {}
@@ -221,18 +205,20 @@ def _check(conv: Conversation) -> None:
 
 
 def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEmbedder,
-                        memorizer: SessionMemorizer | None = None,
-                        files_root: Path | None = None) -> ChatIngestSummary:
+                        memorizer: SessionMemorizer | None = None, files_root: Path | None = None, *,
+                        embed_ahead: bool = True, times: dict[str, float] | None = None) -> ChatIngestSummary:
     """Appends the conversation's sessions that are not in the graph yet; returns what was written.
 
     Without a memorizer every turn becomes one episodic memory (`source_ids=(turn_id,)`); with one, its
     episodic and semantic memories are written instead. Only turns are ever read: benchmark summaries,
     observations and event lists never reach the graph. Files the turns share are read only under `files_root`
     (`attachments.py`); each becomes a `File` node with surrogate memories, and a refused file is listed in
-    `files_refused` while the rest is ingested.
+    `files_refused` while the rest is ingested. `times` (seconds by stage: split, plan, embed, wait, write), when
+    given, is added to.
     """
     _check(conv)
-    conv = safe_conversation(conv)
+    with stage(times, "split"):
+        conv = safe_conversation(conv)
     for name in conv.speakers:  # a misconfigured speaker join is refused before anything is written
         speaker_key(graph.settings.chat.same_speakers, conv.source_id, name)
     summary = ChatIngestSummary(source_id=conv.source_id)
@@ -246,7 +232,8 @@ def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEm
     offset = max((float(r["end_s"] or 0.0) for r in existing), default=0.0)
     stored: list[SharedFile] = []  # copies stored by this call: removed again unless a written session holds them
     try:
-        _plan_and_write(graph, conv, embedder, memorizer, files_root, new, next_index, offset, summary, stored)
+        _plan_and_write(graph, conv, embedder, memorizer, files_root, new, next_index, offset, summary, stored,
+                        embed_ahead, times)
     except BaseException:
         drop_unheld(graph.ex, graph.settings, stored)
         raise
@@ -255,10 +242,42 @@ def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEm
 
 def _plan_and_write(graph: MemoryGraph, conv: Conversation, embedder: TextEmbedder,
                     memorizer: SessionMemorizer | None, files_root: Path | None, new: list[Session], next_index: int,
-                    offset: float, summary: ChatIngestSummary, stored: list[SharedFile]) -> None:
+                    offset: float, summary: ChatIngestSummary, stored: list[SharedFile], embed_ahead: bool,
+                    times: dict[str, float] | None) -> None:
     """Plans, embeds and writes the new sessions (`ingest_conversation`), adding every stored file to `stored`."""
+    with stage(times, "plan"):
+        plans = _plan(graph, conv, memorizer, files_root, new, next_index, offset, summary, stored)
+    where = conv.path or conv.source_id
+    vectors = SessionVectors(embedder, [[m.text for m in p.memories] for p in plans],
+                             [f"{where}: session {p.session.session_key}" for p in plans], ahead=embed_ahead,
+                             times=times)
+    try:
+        for i, p in enumerate(plans):
+            p.embeddings = vectors.get(i)
+            with stage(times, "write"):
+                written = _write_session(graph, conv, p)
+            if written is None:
+                summary.sessions_skipped += 1  # another run wrote it meanwhile
+                drop_unheld(graph.ex, graph.settings, p.files)
+                continue
+            summary.sessions_written.append(p.clip.clip_index)
+            summary.turns += len(p.session.turns)
+            summary.episodic += sum(1 for m in p.memories if m.kind == "episodic")
+            summary.semantic += sum(1 for m in p.memories if m.kind == "semantic" and m.named_speaker is None)
+            summary.speaker_names += sum(1 for m in p.memories if m.named_speaker is not None)
+            summary.speakers_created += written
+            summary.files += len(p.files)
+    finally:
+        vectors.close()
+
+
+def _plan(graph: MemoryGraph, conv: Conversation, memorizer: SessionMemorizer | None, files_root: Path | None,
+          new: list[Session], next_index: int, offset: float, summary: ChatIngestSummary,
+          stored: list[SharedFile]) -> list[_Planned]:
+    """Each new session's clip and memories (files shared, faces and voices labelled), every memory checked
+    (`MemoryIn`, but for its vector) so that nothing is embedded or written for a file that would be refused."""
     plans: list[_Planned] = []
-    timeline = _timeline(new, offset, graph.settings.chat.turn_seconds)
+    timeline = session_timeline(new, offset, graph.settings.chat.turn_seconds)
     keys = {t.speaker: speaker_key(graph.settings.chat.same_speakers, conv.source_id, t.speaker)
             for s in new for t in s.turns}
     held = {r["key"] for r in graph.ex.read("chat/speakers_by_key", keys=sorted(set(keys.values())))}
@@ -294,37 +313,16 @@ def _plan_and_write(graph: MemoryGraph, conv: Conversation, embedder: TextEmbedd
                                               (f.turn_id,), face_labels=labels, face_name=who))
         plans.append(_Planned(session, clip, mems, np.zeros((0, 0), dtype=np.float32), spans, shared, faces,
                               voices))
-    texts = [m.text for p in plans for m in p.memories]
-    vectors = embedder.embed(texts)
-    if len(vectors) != len(texts):
-        raise InvalidInputError(f"embedder returned {len(vectors)} vectors for {len(texts)} memories")
-    k = 0
     for p in plans:
-        p.embeddings = np.asarray(vectors[k:k + len(p.memories)])
-        k += len(p.memories)
-        for m, vec in zip(p.memories, p.embeddings, strict=True):  # refused here, before any session is written
+        for m in p.memories:  # refused here, before anything is embedded or written (a placeholder vector)
             try:
-                MemoryIn(kind=m.kind, text=m.text, embedding=vec.tolist(),
-                         source_ids=m.source_ids)
+                MemoryIn(kind=m.kind, text=m.text, embedding=[1.0], source_ids=m.source_ids)
             except ValidationError as exc:
                 first = exc.errors()[0]
                 raise InvalidInputError(f"{conv.path or conv.source_id}: session {p.session.session_key}: memory "
                                         f"{m.text[:60]!r}: {first['loc'][0]}: {first['msg']}; nothing was written"
                                         ) from None
-
-    for p in plans:
-        written = _write_session(graph, conv, p)
-        if written is None:
-            summary.sessions_skipped += 1  # another run wrote it meanwhile
-            drop_unheld(graph.ex, graph.settings, p.files)
-            continue
-        summary.sessions_written.append(p.clip.clip_index)
-        summary.turns += len(p.session.turns)
-        summary.episodic += sum(1 for m in p.memories if m.kind == "episodic")
-        summary.semantic += sum(1 for m in p.memories if m.kind == "semantic" and m.named_speaker is None)
-        summary.speaker_names += sum(1 for m in p.memories if m.named_speaker is not None)
-        summary.speakers_created += written
-        summary.files += len(p.files)
+    return plans
 
 
 def _write_session(graph: MemoryGraph, conv: Conversation, p: _Planned) -> int | None:
