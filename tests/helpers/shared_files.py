@@ -39,6 +39,12 @@ def pdf_bytes(pages: list[list[str]]) -> bytes:
                        f"/Resources << /Font << /F1 {font_id} 0 R >> >> >>".encode())
         objects.append(b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream")
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    return assemble_pdf(objects)
+
+
+def assemble_pdf(objects: list[bytes]) -> bytes:
+    """A PDF file from its numbered objects (object 1 the catalog): the header, each object, the cross-reference
+    table and the trailer. Shared by the generated PDFs of the tests (here and structured_pdf.py)."""
     out = io.BytesIO()
     out.write(b"%PDF-1.4\n")
     offsets = []

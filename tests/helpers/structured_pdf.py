@@ -10,6 +10,8 @@ import io
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.helpers.shared_files import assemble_pdf
+
 
 @dataclass(frozen=True)
 class Block:
@@ -70,22 +72,12 @@ def structured_pdf(pages: list[Page], header: str = "ACME Rental Spec - confiden
         objects.append(b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream")
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>")
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for k, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(f"{k} 0 obj\n".encode() + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
-    for off in offsets:
-        out.write(f"{off:010d} 00000 n \n".encode())
-    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
+    data = assemble_pdf(objects)
     if not outline:
-        return out.getvalue()
+        return data
     from pypdf import PdfReader, PdfWriter
 
-    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(out.getvalue())))
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
     parents: dict[int, Any] = {}
     for title, level, page_no in outline:
         parents[level] = writer.add_outline_item(title, page_no - 1, parent=parents.get(level - 1))
