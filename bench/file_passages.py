@@ -40,7 +40,7 @@ from m3graph.localserver.server import ensure_server
 from m3graph.reasoning.control import Evidence
 from m3graph.reasoning.memory_tools import MemoryTools
 from m3graph.settings import Settings, load_settings
-from tests.helpers.spec_pdf import TOPICS, spec_pdf
+from tests.helpers.spec_pdf import TOPICS, sharing_chat, spec_pdf
 
 SOURCE = "bench-file-passages"
 # (question, the topic whose page answers it)
@@ -57,14 +57,7 @@ QUESTIONS = [
 def _ingest(graph: MemoryGraph, embedder: TextEmbedder, pages: int) -> None:
     root = scratch("file-passages")
     (root / "manual.pdf").write_bytes(spec_pdf(pages))
-    data = {"source_id": SOURCE, "speakers": ["Ann", "Bob"], "sessions": [
-        {"id": "s1", "started_at": "2024-05-01T09:00:00Z", "turns": [
-            {"id": "t1", "speaker": "Ann", "text": "We got the flat on Harbour Street!"},
-            {"id": "t2", "speaker": "Ann", "text": "Here is the rental manual they sent.", "files": ["manual.pdf"]},
-            {"id": "t3", "speaker": "Bob", "text": "Great, I will read it tonight."}]},
-        {"id": "s2", "started_at": "2024-05-09T09:00:00Z", "turns": [
-            {"id": "t4", "speaker": "Bob", "text": "The movers come on Saturday at nine."},
-            {"id": "t5", "speaker": "Ann", "text": "Perfect, I will pack the kitchen first."}]}]}
+    data = sharing_chat(SOURCE, "manual.pdf", "manual")
     path = root / "chat.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     conv, _ = load_conversation(path)

@@ -20,7 +20,7 @@ from m3graph.reasoning.memory_tools import MemoryTools, describe
 from m3graph.service.memory import MemoryService
 from m3graph.service.requests import SearchRequest
 from tests.helpers.graph import with_settings
-from tests.helpers.spec_pdf import NOTICE_PAGE, NOTICE_QUESTION, spec_pdf
+from tests.helpers.spec_pdf import NOTICE_PAGE, NOTICE_QUESTION, sharing_chat, spec_pdf
 
 SOURCE = "file-passages-chat"
 CITE = "spec.pdf, p. 4 (4 Termination and notice)"
@@ -32,14 +32,7 @@ def conv(graph: MemoryGraph, embedder: TextEmbedder, tmp_path: Path) -> MemoryGr
     root = tmp_path / "conv"
     root.mkdir()
     (root / "spec.pdf").write_bytes(spec_pdf())
-    data = {"source_id": SOURCE, "speakers": ["Ann", "Bob"], "sessions": [
-        {"id": "s1", "started_at": "2024-05-01T09:00:00Z", "turns": [
-            {"id": "t1", "speaker": "Ann", "text": "We got the flat on Harbour Street!"},
-            {"id": "t2", "speaker": "Ann", "text": "Here is the rental spec they sent.", "files": ["spec.pdf"]},
-            {"id": "t3", "speaker": "Bob", "text": "Great, I will read it tonight."}]},
-        {"id": "s2", "started_at": "2024-05-09T09:00:00Z", "turns": [
-            {"id": "t4", "speaker": "Bob", "text": "The movers come on Saturday at nine."},
-            {"id": "t5", "speaker": "Ann", "text": "Perfect, I will pack the kitchen first."}]}]}
+    data = sharing_chat(SOURCE, "spec.pdf", "spec")
     path = root / "chat.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     loaded, _ = load_conversation(path)

@@ -56,3 +56,16 @@ def spec_pdf(n: int = len(TOPICS), outline: bool = False) -> bytes:
     pages = spec_pages(n)
     marks = [(f"{i + 1} {TOPICS[i % len(TOPICS)][0]}", 1, i + 1) for i in range(n)] if outline else None
     return structured_pdf(pages, header="Harbour Homes - rental specification", outline=marks)
+
+
+def sharing_chat(source: str, file_name: str, what: str) -> dict[str, object]:
+    """A two-session chat (the product's generic JSON) in which Ann shares `file_name` ("Here is the rental `what`
+    they sent.") and the next session talks of something else: what the passage tests and the bench ingest."""
+    return {"source_id": source, "speakers": ["Ann", "Bob"], "sessions": [
+        {"id": "s1", "started_at": "2024-05-01T09:00:00Z", "turns": [
+            {"id": "t1", "speaker": "Ann", "text": "We got the flat on Harbour Street!"},
+            {"id": "t2", "speaker": "Ann", "text": f"Here is the rental {what} they sent.", "files": [file_name]},
+            {"id": "t3", "speaker": "Bob", "text": "Great, I will read it tonight."}]},
+        {"id": "s2", "started_at": "2024-05-09T09:00:00Z", "turns": [
+            {"id": "t4", "speaker": "Bob", "text": "The movers come on Saturday at nine."},
+            {"id": "t5", "speaker": "Ann", "text": "Perfect, I will pack the kitchen first."}]}]}
