@@ -108,17 +108,23 @@ def changes(shown: Sequence[tuple[str, str]], dates: Mapping[str, str], as_of: d
         if all(_same(s.statement.value, group[0].statement.value) for s in group[1:]) \
                 or len({s.order[:3] for s in group}) < 2:
             continue
-        holding = len(group) - 1
-        if as_of is not None:
-            by_then = [i for i, s in enumerate(group) if s.day is not None and s.day <= as_of]
-            if not by_then:
-                continue
-            holding = by_then[-1]
+        holding = holding_index([s.day for s in group], as_of)
+        if holding is None:
+            continue
         out.append(Change(slot, tuple(group), holding))
     return out
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def holding_index(days: Sequence[date | None], as_of: date | None) -> int | None:
+    """Which of a thing's statements, oldest first, holds: the last one, or `as_of` a day the last one said by
+    then (None when none was). Shared by slotted statements here and stated values (value_updates.py)."""
+    if as_of is None:
+        return len(days) - 1
+    by_then = [i for i, day in enumerate(days) if day is not None and day <= as_of]
+    return by_then[-1] if by_then else None
 
 
 def _same(a: str, b: str) -> bool:

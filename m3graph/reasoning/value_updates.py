@@ -38,7 +38,7 @@ import numpy as np
 
 from m3graph.reasoning.attribution import split_speaker
 from m3graph.reasoning.quantities import Quantity, quantities, same
-from m3graph.reasoning.recency import day_of
+from m3graph.reasoning.recency import day_of, holding_index
 
 BEFORE = 7  # content words of the attribute phrase before the value
 AFTER = 5  # and after it
@@ -200,12 +200,9 @@ def changes(question: str, shown: Sequence[tuple[str, str]], dates: Mapping[str,
     for group in groups:
         if len({v.order for v in group}) < 2 or all(same(v.quantity, group[0].quantity) for v in group[1:]):
             continue
-        holding = len(group) - 1
-        if as_of is not None:
-            by_then = [i for i, v in enumerate(group) if v.day is not None and v.day <= as_of]
-            if not by_then:
-                continue
-            holding = by_then[-1]
+        holding = holding_index([v.day for v in group], as_of)
+        if holding is None:
+            continue
         last = group[holding]
         if any(v.order == last.order and not same(v.quantity, last.quantity) for v in group):
             continue  # the holding line itself gives two values of it: which one holds is not said by order
