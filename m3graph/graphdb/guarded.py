@@ -12,10 +12,11 @@ Layers, each enough on its own for some attacks and each tested on its own:
    first layer. It is an explicit transaction, not the driver's managed one, so a failure is never retried: a
    query that exhausted server memory used to be replayed five times while every other transaction failed.
 3. A server-side transaction timeout, backed by the guard's own deadline (1.5 timeouts, then the connection is
-   closed), and rows consumed one by one with the row cap and the output byte cap enforced as they arrive: a
-   record over the cap is refused while its bytes arrive, before it is decoded (the rest is discarded and the
-   transaction rolled back). Every node, relationship and map loses its vector keys and long float lists become
-   a placeholder (`guard_vectors`). Errors raised while the query runs are reported by status code only: a
+   closed and the server is told to end the transaction, which the guard waits for: `guard_ending`), and rows
+   consumed one by one with the row cap and the output byte cap enforced as they arrive: a record over the cap is
+   refused while its bytes arrive, before it is decoded (the rest is discarded and the transaction rolled back).
+   Every node, relationship and map loses its vector keys and long float lists become a placeholder
+   (`guard_vectors`). Errors raised while the query runs are reported by status code only: a
    server message can quote the data it failed on.
 """
 
@@ -33,6 +34,7 @@ from neo4j.exceptions import CypherSyntaxError, DriverError, Neo4jError
 
 from m3graph.errors import M3GraphError
 from m3graph.graphdb.guard_builds import check_builds, check_inputs
+from m3graph.graphdb.guard_ending import METADATA_KEY, end_transaction, new_token
 from m3graph.graphdb.guard_limits import GuardLimits
 from m3graph.graphdb.guard_plan import (
     _CALL,
@@ -59,6 +61,8 @@ VECTOR_ORACLES = re.compile(r"^(?:db\.index\.vector\.|db\.create\.set\w*vectorpr
 NOT_FOUND_STATUSES = frozenset({"42N48", "42N08"})
 _DRIVER_LOG = logging.getLogger("neo4j.io")
 DEADLINE_FACTOR = 1.5  # the guard's own deadline, in timeouts: the server's monitor checks timeouts every 2 s
+ENDED_FACTOR = 1.9  # by then the server must have ended the transaction the guard gave up on (guard_ending)
+BYTES_ENDING_S = 1.0  # how long to wait for the server to end a read whose record was refused while it arrived
 FETCH_MAX = 500  # records per PULL: the server produces rows only as fast as the caps let them be consumed
 
 
@@ -280,11 +284,11 @@ def run_guarded(driver: neo4j.Driver, database: str, query: str, params: dict[st
     running = False
     out: GuardedResult | None = None
     guard: _ReadGuard | None = None
-    started = time.monotonic()
+    started, token = time.monotonic(), new_token()
     try:
         with (driver.session(database=database, default_access_mode=neo4j.READ_ACCESS,
                              fetch_size=min(limits.max_rows + 1, FETCH_MAX)) as session,
-              session.begin_transaction(timeout=limits.timeout_s) as tx):
+              session.begin_transaction(timeout=limits.timeout_s, metadata={METADATA_KEY: token}) as tx):
             policy = load_policy(tx)
             summary = tx.run("EXPLAIN " + query, params).consume()
             kind, procedures = summary.query_type, calls_procedures(summary.plan)
@@ -312,6 +316,10 @@ def run_guarded(driver: neo4j.Driver, database: str, query: str, params: dict[st
             if isinstance(exc, Neo4jError):
                 raise _server_error(exc, limits, running) from None
             raise GuardedCypherError("failed", f"{type(exc).__name__}: {_first_line(str(exc))}") from None
+    if guard is not None and guard.tripped:
+        until = (started + ENDED_FACTOR * limits.timeout_s if guard.tripped == "deadline"
+                 else time.monotonic() + BYTES_ENDING_S)
+        end_transaction(driver, database, token, until)
     if guard is not None and guard.tripped == "deadline":
         raise GuardedCypherError("timeout", f"stopped after {limits.timeout_s:g} s (the connection was closed, "
                                             "which ends the server's transaction)")

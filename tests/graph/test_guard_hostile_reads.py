@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 import tracemalloc
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 
 from m3graph.cli import exit_codes
 from m3graph.graphdb.guard_builds import RANGE_SPAN_MAX
+from m3graph.graphdb.guard_ending import METADATA_KEY, end_transaction, new_token
 from m3graph.graphdb.guarded import GuardedCypherError
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.service.guarded import GuardLimits, read_cypher
@@ -248,6 +250,35 @@ def test_a_client_that_goes_away_leaves_no_work_running(graph: MemoryGraph, tmp_
         time.sleep(0.2)
     assert _running(graph, marker) == 0, "the transaction kept running after its client was killed"
     assert time.monotonic() - killed < 10
+    _another_session_answers(graph)
+
+
+def test_the_guard_ends_a_tagged_transaction_and_waits_until_the_server_lists_it_no_more(graph: MemoryGraph) -> None:
+    """The step behind the timeout: only the transaction carrying the run's token ends, and `end_transaction` says
+    so only once the server no longer lists it."""
+    marker, token, other = "guard-ending-probe", new_token(), new_token()
+    failures: list[BaseException] = []
+
+    def hold() -> None:
+        try:
+            with (graph.ex.driver.session(database=graph.ex.database) as session,
+                  session.begin_transaction(timeout=120, metadata={METADATA_KEY: token}) as tx):
+                tx.run(f"{CARTESIAN} // {marker}").consume()
+        except Exception as exc:  # the termination this test causes
+            failures.append(exc)
+
+    worker = threading.Thread(target=hold, daemon=True)
+    worker.start()
+    deadline = time.monotonic() + 60
+    while _running(graph, marker) == 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _running(graph, marker) == 1
+    assert end_transaction(graph.ex.driver, graph.ex.database, other, time.monotonic() + 1) is True
+    assert _running(graph, marker) == 1, "a transaction with another token was ended"
+    assert end_transaction(graph.ex.driver, graph.ex.database, token, time.monotonic() + 30) is True
+    assert _running(graph, marker) == 0
+    worker.join(timeout=30)
+    assert not worker.is_alive() and failures, "the tagged transaction ran on"
     _another_session_answers(graph)
 
 
