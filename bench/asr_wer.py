@@ -99,7 +99,7 @@ def generated_lines(media_dir: Path, pad_s: float) -> list[Utterance]:
             continue
         audio = _audio_of_video(Path(video.path))
         for i, line in enumerate(video.lines):
-            utterances.append(Utterance("generated", f"{video.video_id}#{i}", line.text,
+            utterances.append(Utterance("generated", f"{video.source_id}#{i}", line.text,
                                         _cut(audio, line.start_s, line.end_s, pad_s)))
     return utterances
 

@@ -338,7 +338,7 @@ def measure(args: argparse.Namespace, manifest: Manifest, sizes: list[int], resu
                             {c.name: sum(len(b.messages) for b in c.batches) for c in chats})
             answers = (results["path"].with_suffix(".answers.jsonl")).open("a", encoding="utf-8")
             with answers:
-                held = len(graph.ex.read("chat/source_sessions", video_id=source))  # stored by earlier runs
+                held = len(graph.ex.read("chat/source_sessions", source_id=source))  # stored by earlier runs
                 for size in sizes:
                     rec: dict[str, Any] = results["sizes"].setdefault(str(size), {"size": size})
                     t0 = time.perf_counter()

@@ -55,7 +55,7 @@ def load(graph: MemoryGraph, clips: int, memories_per_clip: int, seed: int = 0) 
     face_dim, text_dim = graph.settings.identity.face_dim, graph.settings.memory.text_dim
     previous: int | None = None
     for index in range(clips):
-        clip = ClipInfo(video_id=VIDEO, clip_index=index, start_s=30.0 * index, end_s=30.0 * (index + 1))
+        clip = ClipInfo(source_id=VIDEO, clip_index=index, start_s=30.0 * index, end_s=30.0 * (index + 1))
         face = FaceCluster(label=0, observations=[FaceObservation(
             frame_time_s=30.0 * index, bbox=(0, 0, 10, 10), det_score=0.99, quality=30.0,
             embedding=_unit(gen, face_dim))])

@@ -104,7 +104,7 @@ def source_clips(s: int, clips: int, rng: np.random.Generator, dim: int) -> list
 
 
 def clip_info(vid: str, c: int) -> ClipInfo:
-    return ClipInfo(video_id=vid, clip_index=c, start_s=30.0 * c, end_s=30.0 * c + 30.0)
+    return ClipInfo(source_id=vid, clip_index=c, start_s=30.0 * c, end_s=30.0 * c + 30.0)
 
 
 def preload(graph: MemoryGraph, n: int, clips_per_source: int, batch: int, rng: np.random.Generator
@@ -224,9 +224,9 @@ def main(argv: list[str] | None = None) -> int:
             result["counts"] = graph.counts()
             result["plans"] = {
                 "facts/slot_assertions": plan_ops(graph, "facts/slot_assertions", {
-                    "video_id": "facts-s0000", "slot_keys": ["person 0 · favourite colour"]}),
+                    "source_id": "facts-s0000", "slot_keys": ["person 0 · favourite colour"]}),
                 "facts/history": plan_ops(graph, "facts/history", {
-                    "video_id": "facts-s0000", "subject_key": "person 0", "attribute_key": None, "k": 50})}
+                    "source_id": "facts-s0000", "subject_key": "person 0", "attribute_key": None, "k": 50})}
             result["ping"] = bench_ping(graph)
             result["measure"] = measure(graph, pre["sources"], args.clips_per_source, args, rng)
             result["meta"]["loadavg_end"] = os.getloadavg()

@@ -203,7 +203,7 @@ def _near(base: np.ndarray, gen: np.random.Generator, cos: float = 0.98) -> list
     return (cos * base + np.sqrt(1 - cos**2) * noise).tolist()
 
 
-def stage_video(settings: Settings, video_id: str, clips: int, seed: int, people: int = 3) -> VideoPlan:
+def stage_video(settings: Settings, source_id: str, clips: int, seed: int, people: int = 3) -> VideoPlan:
     """Seeded perception caches for `clips` clips: each clip shows one or two of `people` (and hears them)."""
     gen = np.random.default_rng(seed)
     faces = [_unit(settings.identity.face_dim, gen) for _ in range(people)]
@@ -217,16 +217,16 @@ def stage_video(settings: Settings, video_id: str, clips: int, seed: int, people
         vcs = [VoiceCluster(label=k, utterances=[UtteranceObservation(
             start_s=t0 + 2 + 10 * k, end_s=t0 + 4 + 10 * k, text=f"person {p} says line {i}",
             embedding=_near(voices[p], gen))]) for k, p in enumerate(cast)]
-        work = ClipWork(settings, video_id, i)
+        work = ClipWork(settings, source_id, i)
         work.faces.parent.mkdir(parents=True, exist_ok=True)
         work.faces.write_bytes(_FACES.dump_json(fcs))
         work.voices.write_bytes(_VOICES.dump_json(vcs))
-    return _plan(settings, video_id, clips)
+    return _plan(settings, source_id, clips)
 
 
-def _plan(settings: Settings, video_id: str, clips: int) -> VideoPlan:
+def _plan(settings: Settings, source_id: str, clips: int) -> VideoPlan:
     """The plan the staged clips belong to, saved like a real one (`m3graph memorize` reads it)."""
-    plan = VideoPlan(video_id, [Window(i, 30.0 * i, 30.0 * (i + 1), "/dev/null", 30.0 * i) for i in range(clips)])
+    plan = VideoPlan(source_id, [Window(i, 30.0 * i, 30.0 * (i + 1), "/dev/null", 30.0 * i) for i in range(clips)])
     save_plan(settings, plan)
     return plan
 
@@ -247,7 +247,7 @@ def ingest(graph: MemoryGraph, embedder: TextEmbedder, memorizer: Any, plan: Vid
     graph.plan_clips(clip_infos(graph.settings, plan, indexes))
     failed = []
     for i in indexes:
-        graph.mark_perceived(plan.video_id, i)
+        graph.mark_perceived(plan.source_id, i)
         done = resolve_clip(graph, plan, i)
         try:
             report = memorize_clip(graph, embedder, memorizer, plan, i, done)
@@ -267,32 +267,32 @@ def _rows(graph: MemoryGraph, cypher: str, **params: Any) -> list[dict[str, Any]
         return [r.data() for r in session.run(cypher, params)]
 
 
-def video_memories(graph: MemoryGraph, video_id: str) -> list[tuple[int, str, str, int]]:
+def video_memories(graph: MemoryGraph, source_id: str) -> list[tuple[int, str, str, int]]:
     """(clip, kind, text, support) of every memory of the video, as one comparable list. A semantic memory
     belongs to the whole video (deduplicated per video, owned by whichever clip wrote it first, which depends
     on the order clips were memorized in), so it is compared by text and support only (clip -1)."""
     return sorted((r["clip"] if r["kind"] == "episodic" else -1, r["kind"], r["text"], r["support"]) for r in _rows(
         graph, "MATCH (m:Memory {video_id: $v}) RETURN m.clip_index AS clip, m.kind AS kind, m.text AS text, "
-               "size(m.support_clips) AS support", v=video_id))
+               "size(m.support_clips) AS support", v=source_id))
 
 
-def video_snapshot(graph: MemoryGraph, video_id: str) -> dict[str, Any]:
+def video_snapshot(graph: MemoryGraph, source_id: str) -> dict[str, Any]:
     """What must not change when a re-memorization fails: memories (ids, text, support), entities and votes."""
     return {
         "memories": _rows(graph, "MATCH (m:Memory {video_id: $v}) RETURN m.memory_id AS id, m.text AS text, "
-                                 "m.support_clips AS support ORDER BY id", v=video_id),
+                                 "m.support_clips AS support ORDER BY id", v=source_id),
         "entities": _rows(graph, "MATCH (e) WHERE e:Face OR e:Voice RETURN e.entity_id AS id, "
                                  "e.exemplar_obs AS obs ORDER BY id"),
         "votes": _rows(graph, "MATCH (f:Face)-[r:SAME_AS]->(v:Voice) RETURN f.entity_id AS f, v.entity_id AS v, "
                               "r.evidence AS ev ORDER BY f, v"),
-        "clips": _rows(graph, "MATCH (c:Clip {video_id: $v}) RETURN c.clip_index AS i ORDER BY i", v=video_id),
+        "clips": _rows(graph, "MATCH (c:Clip {video_id: $v}) RETURN c.clip_index AS i ORDER BY i", v=source_id),
     }
 
 
-def duplicates(graph: MemoryGraph, video_id: str) -> int:
+def duplicates(graph: MemoryGraph, source_id: str) -> int:
     """Memories of the video that repeat another's (clip, kind, text): what a double write would leave."""
     rows = _rows(graph, "MATCH (m:Memory {video_id: $v}) RETURN m.clip_index AS c, m.kind AS k, m.text AS t",
-                 v=video_id)
+                 v=source_id)
     return len(rows) - len({(r["c"], r["k"], r["t"]) for r in rows})
 
 
@@ -413,17 +413,17 @@ def _outside(labels: list[str], props: dict[str, Any]) -> str:
     return f"{sorted(labels)} {ids}"
 
 
-def video_dump(graph: MemoryGraph, video_id: str) -> list[str]:
+def video_dump(graph: MemoryGraph, source_id: str) -> list[str]:
     """The canonical dump of one video's subgraph with its id replaced by `<V>`: a video ingested after its
     twin (the same perception under another id, on the same graph) must dump exactly as the twin does."""
-    rows = _rows(graph, _VIDEO_NODES, v=video_id)
+    rows = _rows(graph, _VIDEO_NODES, v=source_id)
     nodes = {r["id"]: f"{sorted(r['labels'])} {_plain(r['props'])}" for r in rows}
     rels = []
     for r in _rows(graph, _VIDEO_RELS, ids=list(nodes)):
         a = nodes.get(r["a"]) or _outside(r["la"], r["pa"])
         b = nodes.get(r["b"]) or _outside(r["lb"], r["pb"])
         rels.append(f"({a})-[{r['type']} {_plain(r['props'])}]->({b})")
-    return sorted(text.replace(video_id, "<V>") for text in [*nodes.values(), *rels])
+    return sorted(text.replace(source_id, "<V>") for text in [*nodes.values(), *rels])
 
 
 def orphans(graph: MemoryGraph) -> dict[str, int]:
@@ -661,7 +661,7 @@ def neo4j_kill_trial(graph: MemoryGraph, seed: int, step: str, clips: int = 3,
         t1 = time.monotonic()
         ingest(graph, embedder, FaultSwitch(memorizer, server, {}), plan)  # the resubmission
         result.resubmit_s = round(time.monotonic() - t1, 1)
-    _judge_whole(graph, plan.video_id, clean, entities, result)
+    _judge_whole(graph, plan.source_id, clean, entities, result)
     result.seconds = round(time.monotonic() - began, 1)
     return result
 

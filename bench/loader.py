@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.synth import Corpus, FaceSet, clip_key, episodic_count, memory_id, memory_text, video_id
+from bench.synth import Corpus, FaceSet, clip_key, episodic_count, memory_id, memory_text, source_id
 from m3graph.cypher import query
 from m3graph.graphdb.executor import Executor, Tx
 from m3graph.schema.migrations import (
@@ -65,7 +65,7 @@ def _clip_rows(corpus: Corpus, clips: range, clip_seconds: float) -> list[dict[s
     for g in clips:
         v, c = int(corpus.clip_video[g]), int(corpus.clip_index[g])
         n_clips = int(corpus.video_clips[v])
-        rows.append({"video_id": video_id(v), "clip_index": c, "start_s": c * clip_seconds,
+        rows.append({"source_id": source_id(v), "clip_index": c, "start_s": c * clip_seconds,
                      "end_s": (c + 1) * clip_seconds, "clip_count": n_clips, "duration_s": n_clips * clip_seconds})
     return rows
 
@@ -155,7 +155,7 @@ def load_faces(ex: Executor, faces: FaceSet, batch: int = 2000) -> dict[str, Any
     started = time.perf_counter()
     for lo in range(0, faces.n, batch):
         rows = face_rows(faces, lo, min(faces.n, lo + batch))
-        ex.write("bench/load_faces", entities=rows, video_id=FACE_VIDEO)
+        ex.write("bench/load_faces", entities=rows, source_id=FACE_VIDEO)
     # New entities and characters must get ids past the loaded ones, as graph/allocate_ids would have given.
     ex.write("bench/set_counter", name="entity", value=faces.n)
     ex.write("bench/set_counter", name="character", value=faces.n)

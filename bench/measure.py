@@ -11,7 +11,7 @@ import numpy as np
 
 from bench.baseline import LinearScan, exact_topk, recall_at_k
 from bench.dissect import QueryTimer
-from bench.synth import Corpus, FaceSet, QuerySet, observations_of, unit, video_id
+from bench.synth import Corpus, FaceSet, QuerySet, observations_of, source_id, unit
 from m3graph.cypher import query
 from m3graph.graphdb.imports import ImportRows
 from m3graph.graphdb.search_plan import SearchSpec
@@ -62,7 +62,7 @@ def bench_search(graph: MemoryGraph, corpus: Corpus, queries: QuerySet, warmup: 
     qs = [q.astype(np.float64).tolist() for q in queries.vectors]
     out: dict[str, Any] = {"queries": len(qs), "warmup": warmup}
     videos_half = np.arange(0, corpus.n_videos, 2)
-    half_ids = [video_id(int(v)) for v in videos_half]
+    half_ids = [source_id(int(v)) for v in videos_half]
     row_video = corpus.video_of_rows()
     one_video = [int(row_video[r]) for r in queries.rows]
     scans = {"global": LinearScan.full(corpus), "many_videos": LinearScan.of_videos(corpus, videos_half)}
@@ -75,7 +75,7 @@ def bench_search(graph: MemoryGraph, corpus: Corpus, queries: QuerySet, warmup: 
             return graph.search.rank_clips(qs[i])
         if variant == "many_videos":
             return graph.search.search(SearchSpec(qs[i], videos=half_ids))
-        return graph.search.search(SearchSpec(qs[i], videos=[video_id(one_video[i])]))
+        return graph.search.search(SearchSpec(qs[i], videos=[source_id(one_video[i])]))
 
     def scan_of(variant: str, i: int) -> LinearScan:
         if variant in ("global", "rank_global"):
@@ -94,7 +94,7 @@ def bench_search(graph: MemoryGraph, corpus: Corpus, queries: QuerySet, warmup: 
             if variant == "rank_global":
                 prod_clips.append([global_clip(corpus, v, c) for v, c, _ in res])
             else:
-                prod_clips.append([global_clip(corpus, r.video_id, r.clip_index) for r in res])
+                prod_clips.append([global_clip(corpus, r.source_id, r.clip_index) for r in res])
             scan = scan_of(variant, i)
             s, ref = timed(lambda scan=scan, i=i: scan.rank_clips(queries.vectors[i], cfg.clip_topk,
                                                                    graph.settings.search_floor))
@@ -171,7 +171,7 @@ def bench_identity(graph: MemoryGraph, faces: FaceSet, per_kind: int, seed: int,
     timed_calls = warmup + 2 * per_kind
     total = timed_calls + dissect
     for c in range(total):
-        graph.upsert_clip(ClipInfo(video_id=vid, clip_index=c, start_s=30.0 * c, end_s=30.0 * c + 30.0))
+        graph.upsert_clip(ClipInfo(source_id=vid, clip_index=c, start_s=30.0 * c, end_s=30.0 * c + 30.0))
     jobs: list[tuple[str, int | None, FaceCluster]] = []
     for c in range(total):
         if c % 2 == 0:
@@ -221,7 +221,7 @@ def bench_writes(graph: MemoryGraph, corpus: Corpus, clips: int, seed: int, budg
         memories = [MemoryIn(kind="episodic" if j < n_episodic else "semantic",
                              text=f"Written {'event' if j < n_episodic else 'fact'} {j} of clip {clip_index} in {vid}.",
                              embedding=emb[j].tolist()) for j in range(per_clip)]
-        info = ClipInfo(video_id=vid, clip_index=clip_index, start_s=30.0 * clip_index, end_s=30.0 * clip_index + 30)
+        info = ClipInfo(source_id=vid, clip_index=clip_index, start_s=30.0 * clip_index, end_s=30.0 * clip_index + 30)
         if c >= clips:  # untimed pass that attributes the time to the queries
             with qt:
                 graph.upsert_clip(info)
@@ -236,7 +236,7 @@ def bench_writes(graph: MemoryGraph, corpus: Corpus, clips: int, seed: int, budg
     declared = set(query("memory/clip_state").params)  # the product query's parameters change over time
     for c in range(min(done, 20)):  # the query that finds what a clip contributed before, on its own
         vid = f"bench-w{c // spec.clips_per_video:03d}"
-        params = {k: v for k, v in {"clip_key": f"{vid}#{c % spec.clips_per_video}", "video_id": vid,
+        params = {k: v for k, v in {"clip_key": f"{vid}#{c % spec.clips_per_video}", "source_id": vid,
                                     "clip_index": c % spec.clips_per_video}.items() if k in declared}
         try:
             probe_s.append(timed(lambda params=params: graph.ex.read("memory/clip_state", **params))[0])
@@ -270,7 +270,7 @@ def bench_import(graph: MemoryGraph, corpus: Corpus, videos: int, clips_per_vide
         t0 = time.perf_counter()
         clips, rows = [], []
         for c in range(clips_per_video):
-            clips.append(ClipInfo(video_id=vid, clip_index=c, start_s=30.0 * c, end_s=30.0 * c + 30.0))
+            clips.append(ClipInfo(source_id=vid, clip_index=c, start_s=30.0 * c, end_s=30.0 * c + 30.0))
             topics = rng.integers(0, spec.n_topics, 2)
             picked = topics[rng.integers(0, 2, per_clip)]
             noise = rng.standard_normal((per_clip, spec.dim)) / np.sqrt(spec.dim)
@@ -284,7 +284,7 @@ def bench_import(graph: MemoryGraph, corpus: Corpus, videos: int, clips_per_vide
                              "order": j, "embedding": emb[j].tolist(), "is_equivalence": False,
                              "entity_ids": [], "old_id": c * per_clip + j, "mentions": []})
         packed.append(time.perf_counter() - t0)
-        import_rows = ImportRows(video_id=vid, source="bench", format="bench-synthetic", clips=clips, faces=[],
+        import_rows = ImportRows(source_id=vid, source="bench", format="bench-synthetic", clips=clips, faces=[],
                                  voices=[], memories=rows, votes=[], entity_ids=[])
         if v < dissect:  # untimed first pass: warms the server (JIT, caches) and attributes time to the queries
             with qt:

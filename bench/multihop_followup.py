@@ -59,15 +59,15 @@ def run(graph: MemoryGraph, embedder: Any, questions: list[Any], clip_k: int, no
     for q in questions:
         if q.category in NO_EVIDENCE_CATEGORIES:
             continue
-        corpus = corpora.get(q.video_id) or corpora.setdefault(q.video_id, Corpus.read(graph, q.video_id))
+        corpus = corpora.get(q.source_id) or corpora.setdefault(q.source_id, Corpus.read(graph, q.source_id))
         evidence = {f"D{m.group(1)}:{m.group(2)}" for e in q.evidence for m in _TURN.finditer(e)} & set(
             corpus.turn_clip)
         if not evidence:
             continue
         ev_clips = {corpus.turn_clip[t] for t in evidence}
         vec = embed([q.question])[0].tolist()
-        kw: dict[str, Any] = {"videos": [q.video_id]}
-        row: dict[str, Any] = {"video": q.video_id, "cat": f"{q.category} {CATEGORIES[q.category]}",
+        kw: dict[str, Any] = {"videos": [q.source_id]}
+        row: dict[str, Any] = {"video": q.source_id, "cat": f"{q.category} {CATEGORIES[q.category]}",
                                "clip": {}, "node": {}}
         first_clips = search.search(SearchSpec(vec, k=max(clip_k, 10), text=q.question, **kw))
         seeds_all = _memories_by_rank(
@@ -82,7 +82,7 @@ def run(graph: MemoryGraph, embedder: Any, questions: list[Any], clip_k: int, no
                 continue  # adds no words: one setting of n is enough
             fu = spread if strategy == "spread" else FollowUpSearch(
                 search, FollowUpConfig(strategy=strategy, seeds=SEEDS, terms=n))
-            plan = fu.followup(vec, q.question, seeds_all, [q.video_id])
+            plan = fu.followup(vec, q.question, seeds_all, [q.source_id])
             second = fu.second.search(SearchSpec(plan[0], k=max(clip_k, 10), text=plan[1], **kw)) if plan else []
             for w in CLIP_WEIGHTS:
                 got = fuse_clips(first_clips, second, w, clip_k) if plan else first_clips[:clip_k]
@@ -91,7 +91,7 @@ def run(graph: MemoryGraph, embedder: Any, questions: list[Any], clip_k: int, no
                 if r == 0:
                     continue
                 seeds = _memories_by_rank(firsts[r])[:SEEDS]
-                p2 = fu.followup(vec, q.question, seeds, [q.video_id])
+                p2 = fu.followup(vec, q.question, seeds, [q.source_id])
                 again = SearchSpec(p2[0], mode="node", k=node_k, text=p2[1], **kw) if p2 else None
                 got_n = (merge_nodes(firsts[r], fu.second.search(again), node_k) if again
                          else search.search(SearchSpec(vec, mode="node", k=node_k, text=q.question, **kw)))
@@ -147,9 +147,9 @@ def latency(search: Any, embedder: Any, questions: list[Any], cfg: FollowUpConfi
     for q in questions[:n]:
         vec = embed([q.question])[0].tolist()
         t0 = time.perf_counter()
-        fu.search(SearchSpec(vec, videos=[q.video_id], k=2, text=q.question))
+        fu.search(SearchSpec(vec, videos=[q.source_id], k=2, text=q.question))
         t1 = time.perf_counter()
-        fu.search(SearchSpec(vec, mode="node", videos=[q.video_id], k=10, text=q.question))
+        fu.search(SearchSpec(vec, mode="node", videos=[q.source_id], k=10, text=q.question))
         times["clip"].append(t1 - t0)
         times["node"].append(time.perf_counter() - t1)
     return {k: float(np.percentile(v, 50) * 1000) for k, v in times.items()}

@@ -235,7 +235,7 @@ def clip_pass(settings: Settings, plan: Any, index: int, scratch: Path) -> dict[
     from m3graph.ingest.video import ClipWindow, cut_clip, extract_audio, sample_frames
 
     clock = StageClock()
-    work = ClipWork(settings, plan.video_id, index)
+    work = ClipWork(settings, plan.source_id, index)
     w = plan.window(index)
     with clock.stage("cut"):
         cut_clip(Path(w.source), ClipWindow(index, w.source_start_s, w.source_start_s + (w.end_s - w.start_s)),
@@ -258,7 +258,7 @@ def clip_pass(settings: Settings, plan: Any, index: int, scratch: Path) -> dict[
     seconds, cpu = dict(clock.seconds), dict(clock.cpu)
     faces_seq = seconds.get("frames", 0.0) + sum(seconds.get(s, 0.0) for s in FACE_STAGES)
     voices_seq = sum(seconds.get(s, 0.0) for s in VOICE_STAGES)
-    return {"video": plan.video_id, "clip": index, "media_s": w.end_s - w.start_s, "frames": n_frames,
+    return {"video": plan.source_id, "clip": index, "media_s": w.end_s - w.start_s, "frames": n_frames,
             "stages_s": seconds, "stages_cpu_s": cpu, "calls": dict(clock.calls), "faces_seq_s": faces_seq,
             "voices_seq_s": voices_seq, "perceive_parallel_s": parallel, "perceive_parallel_cpu_s": parallel_cpu,
             "clip_total_s": seconds.get("cut", 0.0) + seconds.get("audio_extract", 0.0) + parallel,

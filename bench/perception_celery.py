@@ -187,7 +187,7 @@ def bench_workers(media: Any, videos: list[str], concurrencies: list[int], repea
                     raise RuntimeError("the worker died during the benchmark")
             with MemoryGraph.connect(settings) as graph:
                 done = [r["status"] for vid in videos for r in graph.ex.read("graph/video_progress",
-                                                                             video_id=f"{vid}-c{c}-r0")]
+                                                                             source_id=f"{vid}-c{c}-r0")]
             run["statuses_r0"] = done
             batches = run["batches"]
             run["median"] = {k: statistics.median(b[k] for b in batches) for k in ("wall_s", "clips_per_min", "rtf")}

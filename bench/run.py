@@ -101,7 +101,7 @@ def fresh_home(server: LocalNeo4j) -> None:
 def require_empty(ex: Executor, uri: str) -> None:
     """On a server the benchmark did not start: refuse a database that already holds memories (the recall and
     agreement figures assume the synthetic corpus is all there is)."""
-    n = sum(int(r["n"] or 0) for r in ex.read("graph/counts", video_id=None) if r["label"] == "Memory")
+    n = sum(int(r["n"] or 0) for r in ex.read("graph/counts", source_id=None) if r["label"] == "Memory")
     if n:
         raise SystemExit(f"the database at {uri} holds {n} memories; --uri needs an empty one")
 

@@ -122,12 +122,12 @@ def fuse_clips(first: Sequence[ClipResult], second: Sequence[ClipResult], weight
     """The top k clips by (1 - weight) x first score + weight x follow-up score, each scaled by its best
     (a clip missing from one ranking scores 0 there); ties keep the first ranking's order."""
     def scaled(results: Sequence[ClipResult]) -> dict[tuple[str, int], float]:
-        vals = {(c.video_id, c.clip_index): float(c.rank or 0.0) for c in results}
+        vals = {(c.source_id, c.clip_index): float(c.rank or 0.0) for c in results}
         best = max(vals.values(), default=0.0)
         return {key: (v / best if best > 0 else 0.0) for key, v in vals.items()}
 
     s1, s2 = scaled(first), scaled(second)
-    clips = {(c.video_id, c.clip_index): c for c in second} | {(c.video_id, c.clip_index): c for c in first}
+    clips = {(c.source_id, c.clip_index): c for c in second} | {(c.source_id, c.clip_index): c for c in first}
     order = {key: i for i, key in enumerate([*s1, *[key for key in s2 if key not in s1]])}
     fused = {key: (1 - weight) * s1.get(key, 0.0) + weight * s2.get(key, 0.0) for key in clips}
     top = sorted(clips, key=lambda key: (-fused[key], order[key]))[:k]
@@ -145,8 +145,8 @@ def merge_nodes(first: Sequence[ClipResult], second: Sequence[ClipResult], k: in
         if m.memory_id not in have:
             chosen.append(m)
             have.add(m.memory_id)
-    meta = {(c.video_id, c.clip_index): c for c in (*second, *first)}
-    home = {m.memory_id: (c.video_id, c.clip_index) for c in (*second, *first) for m in c.memories}
+    meta = {(c.source_id, c.clip_index): c for c in (*second, *first)}
+    home = {m.memory_id: (c.source_id, c.clip_index) for c in (*second, *first) for m in c.memories}
     groups: dict[tuple[str, int], list[RenderedMemory]] = {}
     for m in chosen:
         groups.setdefault(home[m.memory_id], []).append(m)

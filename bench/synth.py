@@ -71,12 +71,12 @@ class Corpus:
         return self.clip_video[self.clip_of_rows()]
 
 
-def video_id(v: int) -> str:
+def source_id(v: int) -> str:
     return f"bench-v{v:05d}"
 
 
 def clip_key(v: int, c: int) -> str:
-    return f"{video_id(v)}#{c}"
+    return f"{source_id(v)}#{c}"
 
 
 def memory_text(row: int, kind: str, topic: int, v: int, c: int) -> str:

@@ -32,12 +32,12 @@ class ClipFiles:
     and their scratch paths on this host (``data_dir/<key>``); pure, no I/O."""
 
     settings: Settings
-    video_id: str
+    source_id: str
     index: int
 
     @property
     def prefix(self) -> str:
-        return video_prefix(self.video_id)
+        return video_prefix(self.source_id)
 
     @property
     def clip_key(self) -> str:
@@ -72,7 +72,7 @@ class ClipFiles:
 
     @property
     def root(self) -> Path:
-        return video_dir(self.settings, self.video_id)
+        return video_dir(self.settings, self.source_id)
 
     @property
     def clip(self) -> Path:
@@ -107,12 +107,12 @@ class ClipFiles:
         return self._local(self.snippets_key)
 
 
-def video_dir(settings: Settings, video_id: str) -> Path:
-    return settings.data_dir / "videos" / video_id
+def video_dir(settings: Settings, source_id: str) -> Path:
+    return settings.data_dir / "videos" / source_id
 
 
-def import_dir(settings: Settings, video_id: str) -> Path:
-    return settings.data_dir / "imports" / video_id
+def import_dir(settings: Settings, source_id: str) -> Path:
+    return settings.data_dir / "imports" / source_id
 
 
 def _inside(settings: Settings, path: Path) -> bool:
@@ -135,10 +135,10 @@ def _remove(settings: Settings, path: Path) -> int:
     return 1
 
 
-def delete_clip_files(settings: Settings, video_id: str, clip_index: int) -> int:
+def delete_clip_files(settings: Settings, source_id: str, clip_index: int) -> int:
     """Cut, audio, crops, snippets, perception caches and raw model output of one clip (the plan stays): the
     stored objects, and this host's scratch copies when the store is not the data directory itself."""
-    f = ClipFiles(settings, video_id, clip_index)
+    f = ClipFiles(settings, source_id, clip_index)
     store = media_store(settings)
     if not is_key(f.clip_key):
         return 0
@@ -152,15 +152,15 @@ def delete_clip_files(settings: Settings, video_id: str, clip_index: int) -> int
     return n
 
 
-def delete_video_files(settings: Settings, video_id: str) -> int:
+def delete_video_files(settings: Settings, source_id: str) -> int:
     """Everything kept for the video, its plan included, and an import's face crops."""
     store = media_store(settings)
-    if not is_key(video_prefix(video_id).rstrip("/")):  # an id no media could ever be stored under
+    if not is_key(video_prefix(source_id).rstrip("/")):  # an id no media could ever be stored under
         return 0
-    n = store.delete_prefix(video_prefix(video_id)) + store.delete_prefix(import_prefix(video_id))
+    n = store.delete_prefix(video_prefix(source_id)) + store.delete_prefix(import_prefix(source_id))
     if not store.is_local:
-        _remove(settings, video_dir(settings, video_id))
-        _remove(settings, import_dir(settings, video_id))
+        _remove(settings, video_dir(settings, source_id))
+        _remove(settings, import_dir(settings, source_id))
     return n
 
 
@@ -168,7 +168,7 @@ def delete_video_files(settings: Settings, video_id: str) -> int:
 class PersonEvidence:
     """One observation of a deleted person as the graph recorded it: where its files and cache entries are."""
 
-    video_id: str
+    source_id: str
     clip_index: int
     kind: str  # "face" or "voice"
     label: int | None  # the perception cluster it came from (None for imported evidence)
@@ -203,12 +203,12 @@ def delete_person_files(settings: Settings, evidence: Iterable[PersonEvidence]) 
     uris = {r.uri for r in rows if r.uri}
     by_clip: dict[tuple[str, int], dict[str, set[int]]] = {}
     for r in rows:
-        labels = by_clip.setdefault((r.video_id, r.clip_index), {"face": set(), "voice": set()})
+        labels = by_clip.setdefault((r.source_id, r.clip_index), {"face": set(), "voice": set()})
         if r.label is not None:
             labels[r.kind].add(r.label)
     memory_keys = []
-    for (video_id, index), labels in by_clip.items():
-        f = ClipFiles(settings, video_id, index)
+    for (source_id, index), labels in by_clip.items():
+        f = ClipFiles(settings, source_id, index)
         n, more = _drop_clusters(settings, f.faces_key, labels["face"], "observations")
         caches += n
         uris.update(more)

@@ -54,7 +54,7 @@ def statement_of(text: str) -> Statement | None:
     return parse_statement(_SPEAKER_TAG.sub("", text))
 
 
-def slot_properties(video_id: str, kind: str, text: str, is_equivalence: bool) -> dict[str, Any]:
+def slot_properties(source_id: str, kind: str, text: str, is_equivalence: bool) -> dict[str, Any]:
     """The slot fields one memory row carries into `memory/upsert` (all None for a memory without a slot)."""
     st = statement_of(text) if kind == "semantic" and not is_equivalence else None
     if st is None:
@@ -63,8 +63,8 @@ def slot_properties(video_id: str, kind: str, text: str, is_equivalence: bool) -
                 "subject_thing": None}
     return {"slot_key": st.slot_key, "slot_subject": st.subject, "slot_attribute": st.attribute,
             "slot_value": st.value, "subject_key": st.subject_key, "value_key": st.value_key,
-            "negated": st.negated, "changed": st.changed, "subject_thing": thing_key(video_id, st.subject_key),
-            "value_thing": thing_key(video_id, st.value_key)}
+            "negated": st.negated, "changed": st.changed, "subject_thing": thing_key(source_id, st.subject_key),
+            "value_thing": thing_key(source_id, st.value_key)}
 
 
 def single_valued(slot_key: str) -> bool:
@@ -73,9 +73,9 @@ def single_valued(slot_key: str) -> bool:
     return slot_key.count(" · ") == 1
 
 
-def thing_key(video_id: str, name_key: str) -> str:
+def thing_key(source_id: str, name_key: str) -> str:
     """A named thing is keyed by its normalised name within its source (documented in docs/graph-model.md)."""
-    return f"{video_id}|{name_key}"
+    return f"{source_id}|{name_key}"
 
 
 @dataclass(frozen=True)
@@ -234,7 +234,7 @@ class VersionView:
             return True
         if self.at is not None and m.get("valid_from_at"):
             return _inside(self.at, m["valid_from_at"], m["valid_to_at"])
-        if self.order is not None and m.get("video_id") == self.video and m.get("valid_from_order") is not None:
+        if self.order is not None and m.get("source_id") == self.video and m.get("valid_from_order") is not None:
             return _inside(self.order, m["valid_from_order"], m["valid_to_order"])
         return m.get("current") is not False
 

@@ -51,7 +51,7 @@ def print_results(results: Sequence[ClipHit], names: dict[int, str] | None = Non
         score += "" if clip.score is None else f"  (best cosine {clip.score:.3f})"
         span = "" if clip.start_s is None else f" [{clip.start_s:.0f}-{clip.end_s:.0f}s]"
         when = "" if clip.started_at is None else f" {clip.started_at:%Y-%m-%d %H:%M}"
-        click.echo(f"  {clip.video_id} {clip.label}{when}{span}{score}")
+        click.echo(f"  {clip.source_id} {clip.label}{when}{span}{score}")
         for m in clip.memories:
             click.echo(f"    - ({m.kind}) {name_tags(m.marked_text, names or {})}")
 
@@ -105,21 +105,21 @@ def migrate(settings: Settings) -> None:
 
 
 @main.command()
-@click.option("--video", "video_id", default=None,
+@click.option("--video", "source_id", default=None,
               help="Counts of this source only: its clips, memories and evidence, and the people it shows.")
 @json_option
 @click.pass_obj
-def stats(settings: Settings, video_id: str | None, as_json: bool) -> None:
+def stats(settings: Settings, source_id: str | None, as_json: bool) -> None:
     """Node and relationship counts, of the whole graph or of one source."""
     from m3graph.service import StatsRequest
 
-    request = StatsRequest(video=video_id)
+    request = StatsRequest(video=source_id)
     with open_graph(settings) as graph:
         result = make_service(settings, graph).stats(request)
     if as_json:
         echo_json(result.to_json())
         return
-    click.echo(f"counts of {'source ' + video_id if video_id else 'the whole graph'}:")
+    click.echo(f"counts of {'source ' + source_id if source_id else 'the whole graph'}:")
     table(["WHAT", "COUNT"], list(result.counts.items()))
 
 
@@ -220,9 +220,9 @@ def correct_fact(settings: Settings, memory_id: str, state: str, note: str | Non
 
 
 @main.command()
-@click.option("--video", "video_id", default=None, help="Video id for the generated memory.")
+@click.option("--video", "source_id", default=None, help="Video id for the generated memory.")
 @click.pass_obj
-def demo(settings: Settings, video_id: str | None) -> None:
+def demo(settings: Settings, source_id: str | None) -> None:
     """Main job on the embedded default: start Neo4j, load a generated memory, run searches."""
     from m3graph.embedding import text_embedder
     from m3graph.ingest.demo import BEFORE_THE_CHANGE, CHANGING_FACT, DEMO_VIDEO, QUESTIONS, demo_request, load_demo
@@ -230,7 +230,7 @@ def demo(settings: Settings, video_id: str | None) -> None:
     from m3graph.service import SearchRequest, StatsRequest
     from m3graph.service.store import connect
 
-    video_id = video_id or DEMO_VIDEO
+    source_id = source_id or DEMO_VIDEO
     with step("starting Neo4j (the first start takes a minute)"):
         status = ensure_server(settings)
     if status is None:
@@ -240,14 +240,14 @@ def demo(settings: Settings, video_id: str | None) -> None:
         click.echo(f"local Neo4j at {status.bolt_uri} ({how}, pid {status.pid})")
     with step("loading the text model"):
         embedder = text_embedder(settings)
-    with connect(settings) as graph, step(f"writing the generated memory of {video_id} (embedding every memory)"):
-        result = load_demo(graph, embedder, video_id,
+    with connect(settings) as graph, step(f"writing the generated memory of {source_id} (embedding every memory)"):
+        result = load_demo(graph, embedder, source_id,
                            progress=lambda done, total: click.echo(f"  clip {done}/{total}", err=True))
     with connect(settings) as graph:
         service = make_service(settings, graph, embedder)
         chars = service.evidence.characters_of([*result.faces.values(), *result.voices.values()])
         people = service.lookup.names(list(chars.values()))
-        click.echo(f"loaded {result.clips} clips of {video_id}")
+        click.echo(f"loaded {result.clips} clips of {source_id}")
         for name in result.faces:
             face, voice = result.faces[name], result.voices.get(name)
             voice_txt = f", <voice_{voice}> -> <character_{chars[voice]}>" if voice is not None else ""
@@ -255,22 +255,22 @@ def demo(settings: Settings, video_id: str | None) -> None:
             click.echo(f"  {name}: <face_{face}> -> <character_{chars[face]}>{who}{voice_txt}")
         for question in QUESTIONS:
             click.echo(f"\nQ: {question}")
-            hits = service.search(demo_request(question, video_id)).clips
+            hits = service.search(demo_request(question, source_id)).clips
             print_results(hits, names_in(service, hits))
         click.echo(f"\nA fact that changed. Q: {CHANGING_FACT}")
-        for label, as_of in (("now", None), (f"as of CLIP_{BEFORE_THE_CHANGE}", f"{video_id}#{BEFORE_THE_CHANGE}")):
-            request = SearchRequest(query=CHANGING_FACT, videos=(video_id,), mode="node", k=1, as_of=as_of)
+        for label, as_of in (("now", None), (f"as of CLIP_{BEFORE_THE_CHANGE}", f"{source_id}#{BEFORE_THE_CHANGE}")):
+            request = SearchRequest(query=CHANGING_FACT, videos=(source_id,), mode="node", k=1, as_of=as_of)
             clips = service.search(request).clips
             facts = [m for r in clips for m in r.memories]
             named = names_in(service, clips)
             click.echo(f"  {label}: " + ("; ".join(name_tags(m.marked_text, named) for m in facts) or "(nothing)"))
         click.echo("\nname -> character lookups:")
         for name in ("Lily", "Jack", "Mia"):
-            found = service.evidence.characters_named(name, [video_id])
+            found = service.evidence.characters_named(name, [source_id])
             named = service.lookup.names([c.char_id for c in found])
             click.echo(f"  {name}: " + (", ".join(f"{shown(c.char_id, named.get(c.char_id))} ({c.mentions} memories)"
                                                   for c in found) or "none"))
-        click.echo("\ncounts: " + json.dumps(service.stats(StatsRequest(video=video_id)).counts))
+        click.echo("\ncounts: " + json.dumps(service.stats(StatsRequest(video=source_id)).counts))
         click.echo(f"Browse it: `m3graph explore` (the analysts' web app), `m3graph db browser` (Neo4j Browser) or "
                    f"Bloom at {settings.bolt_uri} (user {settings.neo4j_user}, the password in NEO4J_PASSWORD).")
 
@@ -291,16 +291,16 @@ def worker(settings: Settings, concurrency: int, loglevel: str) -> None:
 
 @main.command("import-m3")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--video", "video_id", required=True, help="Video id to import the memory graph as.")
+@click.option("--video", "source_id", required=True, help="Video id to import the memory graph as.")
 @click.option("--replace", is_flag=True, help="Replace an existing video of that id.")
 @click.pass_obj
-def import_m3(settings: Settings, path: Path, video_id: str, replace: bool) -> None:
+def import_m3(settings: Settings, path: Path, source_id: str, replace: bool) -> None:
     """Import a research-code M3-Agent memory graph (.pkl) safely (no code in the file is ever run)."""
     from m3graph.embedding import text_embedder
     from m3graph.ingest.m3_import import import_pickle
 
     with open_graph(settings) as graph:
-        summary = import_pickle(graph, path, video_id, text_embedder(settings), replace=replace)
+        summary = import_pickle(graph, path, source_id, text_embedder(settings), replace=replace)
     click.echo(str(summary))
 
 

@@ -10,23 +10,23 @@ from m3graph.settings import Settings
 
 
 @click.command("clips")
-@click.argument("video_id")
+@click.argument("source_id")
 @json_option
 @click.pass_obj
-def clips(settings: Settings, video_id: str, as_json: bool) -> None:
+def clips(settings: Settings, source_id: str, as_json: bool) -> None:
     """Show every clip of a video with its state (planned, perceived, resolved, memorized, *_failed) and why."""
     from m3graph.cli.session import open_graph
     from m3graph.service import MemoryService, check_video_id
 
-    check_video_id(video_id)
+    check_video_id(source_id)
     with open_graph(settings) as graph:
         service = MemoryService(settings, graph)
-        service.require_videos([video_id])  # an unknown source is refused with the closest known ids
-        states = service.evidence.clip_states(video_id)
+        service.require_videos([source_id])  # an unknown source is refused with the closest known ids
+        states = service.evidence.clip_states(source_id)
     if not states:
-        raise NotFoundError(f"source {video_id} has no clips in the graph")
+        raise NotFoundError(f"source {source_id} has no clips in the graph")
     if as_json:
-        echo_json({"video": video_id, "clips": [
+        echo_json({"video": source_id, "clips": [
             {"clip": p.clip_index, "state": p.state.value if p.state else None,
              "at": p.at.isoformat() if p.at else None, "reason": p.reason} for p in states]})
         return
@@ -35,4 +35,4 @@ def clips(settings: Settings, video_id: str, as_json: bool) -> None:
             p.at.strftime("%Y-%m-%d %H:%M:%S") if p.at else None, p.reason or "") for p in states])
     failed = [p.clip_index for p in states if p.state is not None and p.state.value.endswith("_failed")]
     if failed:
-        click.echo(f"{len(failed)} failed; `m3graph memorize {video_id} --failed` redoes memorize_failed clips")
+        click.echo(f"{len(failed)} failed; `m3graph memorize {source_id} --failed` redoes memorize_failed clips")

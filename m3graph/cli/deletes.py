@@ -64,31 +64,31 @@ def delete() -> None:
 
 
 @delete.command("clip")
-@click.argument("video_id")
+@click.argument("source_id")
 @click.argument("clip_index", type=int)
 @_options
 @click.pass_obj
-def delete_clip(settings: Settings, video_id: str, clip_index: int, yes: bool, dry_run: bool, as_json: bool) -> None:
+def delete_clip(settings: Settings, source_id: str, clip_index: int, yes: bool, dry_run: bool, as_json: bool) -> None:
     """Delete one clip of a source and the memories written from it."""
     from m3graph.service import DeleteRequest
 
-    request = DeleteRequest(kind="clip", video=video_id, clip=clip_index)
+    request = DeleteRequest(kind="clip", video=source_id, clip=clip_index)
     if _run(settings, lambda _: request, yes, dry_run, as_json) is not None and not as_json:
-        click.echo(f"deleted clip {clip_index} of {video_id}")
+        click.echo(f"deleted clip {clip_index} of {source_id}")
 
 
 @delete.command("video")
-@click.argument("video_id")
+@click.argument("source_id")
 @_options
 @click.pass_obj
-def delete_video(settings: Settings, video_id: str, yes: bool, dry_run: bool, as_json: bool) -> None:
+def delete_video(settings: Settings, source_id: str, yes: bool, dry_run: bool, as_json: bool) -> None:
     """Delete a source (video or conversation): its clips, memories, observations and stored files."""
     from m3graph.service import DeleteRequest
 
-    request = DeleteRequest(kind="video", video=video_id)
+    request = DeleteRequest(kind="video", video=source_id)
     done = _run(settings, lambda _: request, yes, dry_run, as_json)
     if done is not None and not as_json:
-        click.echo(f"deleted video {video_id} ({done.clips} clips)")
+        click.echo(f"deleted video {source_id} ({done.clips} clips)")
 
 
 @delete.command("character")

@@ -114,24 +114,24 @@ class IngestFailedExit(click.ClickException):
               help="Also ingest clips as they appear in this directory (Ctrl-C to stop).")
 @click.option("--celery/--in-process", "use_celery", default=False, show_default=True,
               help="Queue on Redis for `m3graph worker` processes, or run in this process.")
-@click.option("--video-id", default=None, help="Id for a single video (default: the file name stem).")
+@click.option("--video-id", "source_id", default=None, help="Id for a single video (default: the file name stem).")
 @click.pass_obj
 def ingest(settings: Settings, videos: tuple[Path, ...], live_dir: Path | None, use_celery: bool,
-           video_id: str | None) -> None:
+           source_id: str | None) -> None:
     """Ingest videos: 30 s clips -> faces and voices -> entities -> memories, with progress per clip."""
     if not videos and live_dir is None:
         raise click.UsageError("give at least one VIDEO or --live DIR")
-    if video_id and len(videos) > 1:
+    if source_id and len(videos) > 1:
         raise click.UsageError("--video-id names one video: give one VIDEO (or only --live)")
-    if video_id is not None:
-        check_video_id(video_id)
+    if source_id is not None:
+        check_video_id(source_id)
     runner: Runner | None = None
     if use_celery:
         from m3graph.tasks.follow import run_celery
 
         runner = run_celery
     try:
-        run_ingest(settings, list(videos), live_dir, runner, video_id, view=ProgressView())
+        run_ingest(settings, list(videos), live_dir, runner, source_id, view=ProgressView())
     except IngestFailed as exc:
         raise IngestFailedExit(str(exc)) from None
 

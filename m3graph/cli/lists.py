@@ -20,7 +20,7 @@ def sources(settings: Settings, as_json: bool) -> None:
     if as_json:
         echo_json(found.to_json())
         return
-    rows = [(v.video_id, v.name if v.name and v.name != v.video_id else None, v.clips, v.memories,
+    rows = [(v.source_id, v.name if v.name and v.name != v.source_id else None, v.clips, v.memories,
              str(v.started_at)[:16].replace("T", " ") if v.started_at else None,
              None if v.duration_s is None else f"{v.duration_s:.0f} s") for v in found.videos]
     table(["SOURCE", "NAME", "CLIPS", "MEMORIES", "STARTED (UTC)", "DURATION"], rows,
@@ -28,10 +28,10 @@ def sources(settings: Settings, as_json: bool) -> None:
 
 
 @click.command("characters")
-@click.option("--video", "video_id", default=None, help="Only the people this source's memories mention.")
+@click.option("--video", "source_id", default=None, help="Only the people this source's memories mention.")
 @json_option
 @click.pass_obj
-def characters(settings: Settings, video_id: str | None, as_json: bool) -> None:
+def characters(settings: Settings, source_id: str | None, as_json: bool) -> None:
     """List the people in memory as "Mia (character_4)", with the faces, voices and speakers that are them.
 
     The id or the name is what `--character`, `m3graph history` and `m3graph delete character` take.
@@ -39,14 +39,14 @@ def characters(settings: Settings, video_id: str | None, as_json: bool) -> None:
     from m3graph.cli.session import make_service, open_graph
     from m3graph.service import check_video_id
 
-    if video_id is not None:
-        check_video_id(video_id)
+    if source_id is not None:
+        check_video_id(source_id)
     with open_graph(settings) as graph:
-        people = make_service(settings, graph).lookup.people(video_id)
+        people = make_service(settings, graph).lookup.people(source_id)
     if as_json:
         echo_json(people.to_json())
         return
-    header = ["ID", "PERSON", "SIZE", *(["MEMORIES"] if video_id else []), "FACES, VOICES, SPEAKERS"]
-    rows = [(p.char_id, p.shown, p.size, *([p.memories] if video_id else []), ", ".join(p.members))
+    header = ["ID", "PERSON", "SIZE", *(["MEMORIES"] if source_id else []), "FACES, VOICES, SPEAKERS"]
+    rows = [(p.char_id, p.shown, p.size, *([p.memories] if source_id else []), ", ".join(p.members))
             for p in people.characters]
-    table(header, rows, empty=f"(no people{' in ' + video_id if video_id else ''} yet)")
+    table(header, rows, empty=f"(no people{' in ' + source_id if source_id else ''} yet)")

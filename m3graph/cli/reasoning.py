@@ -71,12 +71,12 @@ def ask(settings: Settings, question: str, videos: tuple[str, ...], before_clip:
 
 
 @click.command()
-@click.argument("video_id")
+@click.argument("source_id")
 @click.option("--clip", "clips", multiple=True, type=int, help="Only these clips (default: every clip).")
 @click.option("--replay", is_flag=True, help="Re-parse the stored raw model output instead of calling the model.")
 @click.option("--failed", "only_failed", is_flag=True, help="Only the clips whose memorization failed.")
 @click.pass_obj
-def memorize(settings: Settings, video_id: str, clips: tuple[int, ...], replay: bool, only_failed: bool) -> None:
+def memorize(settings: Settings, source_id: str, clips: tuple[int, ...], replay: bool, only_failed: bool) -> None:
     """Re-memorize a video's clips (after a model or prompt change), or replay their stored model output.
 
     Each clip is one idempotent step: its previous memories and votes are replaced, nothing else changes; a
@@ -90,30 +90,30 @@ def memorize(settings: Settings, video_id: str, clips: tuple[int, ...], replay: 
     from m3graph.service import MemoryService
     from m3graph.storage import media_store
 
-    plan = load_plan(settings, video_id)
+    plan = load_plan(settings, source_id)
     if not plan.windows:
-        raise NotFoundError(f"no ingestion plan for video {video_id} under {settings.data_dir}")
+        raise NotFoundError(f"no ingestion plan for video {source_id} under {settings.data_dir}")
     indexes = list(clips) or [w.index for w in plan.windows]
     if only_failed:
         with open_graph(settings) as graph:
-            failed = {p.clip_index for p in MemoryService(settings, graph).evidence.clip_states(video_id)
+            failed = {p.clip_index for p in MemoryService(settings, graph).evidence.clip_states(source_id)
                       if p.state is not None and p.state.value == "memorize_failed"}
         indexes = [i for i in indexes if i in failed]
         if not indexes:
-            click.echo(f"{video_id}: no clip is memorize_failed")
+            click.echo(f"{source_id}: no clip is memorize_failed")
             return
     store = media_store(settings)
-    missing = [i for i in indexes if not store.exists(ClipWork(settings, video_id, i).faces_key)]
+    missing = [i for i in indexes if not store.exists(ClipWork(settings, source_id, i).faces_key)]
     if missing:
-        raise NotFoundError(f"clips {missing} of {video_id} have no perception output; ingest them first")
+        raise NotFoundError(f"clips {missing} of {source_id} have no perception output; ingest them first")
     memorizer: Memorizer
     if replay:
         raw = {}
         for i in indexes:
-            key = ClipWork(settings, video_id, i).memory_key
+            key = ClipWork(settings, source_id, i).memory_key
             if not store.exists(key):
-                raise NotFoundError(f"clip {video_id}#{i} has no stored model output ({key})")
-            raw[(video_id, i)] = json.loads(store.get_bytes(key)).get("raw", "")
+                raise NotFoundError(f"clip {source_id}#{i} has no stored model output ({key})")
+            raw[(source_id, i)] = json.loads(store.get_bytes(key)).get("raw", "")
         memorizer = ReplayMemorizer(raw, settings)
     else:
         memorizer = make_memorizer(settings)
@@ -125,10 +125,10 @@ def memorize(settings: Settings, video_id: str, clips: tuple[int, ...], replay: 
                 report = memorize_clip(graph, embedder, memorizer, plan, i)
             except MemorizeFailedError as exc:  # recorded on the clip; the other clips still run
                 failures.append(i)
-                click.echo(f"  {video_id} clip {i}: FAILED: {exc.__cause__ or exc}", err=True)
+                click.echo(f"  {source_id} clip {i}: FAILED: {exc.__cause__ or exc}", err=True)
                 continue
             note = f" (memorize_failed: {report.memorize_error})" if report.memorize_error else ""
-            click.echo(f"  {video_id} clip {i}: {report.memories} memories{note}")
+            click.echo(f"  {source_id} clip {i}: {report.memories} memories{note}")
         if failures:
-            raise MemorizeFailedError(f"memorizing clip(s) {', '.join(map(str, failures))} of {video_id} failed; "
+            raise MemorizeFailedError(f"memorizing clip(s) {', '.join(map(str, failures))} of {source_id} failed; "
                                       "their previous memories were kept")

@@ -41,16 +41,16 @@ def identity_video(settings: Settings, identity_dir: Path, out_dir: Path, short:
 
     video = build_labelled_video(identity_dir, out_dir, SHORT_LAYOUT if short else FULL_LAYOUT, seed,
                                  "labelled-short" if short else "labelled-real")
-    click.echo(f"{video.video_id}: {video.path} ({video.duration_s:.0f} s, {len(video.segments)} segments); pairs: "
+    click.echo(f"{video.source_id}: {video.path} ({video.duration_s:.0f} s, {len(video.segments)} segments); pairs: "
                + ", ".join(f"{k} = {v['face_identity']} + speaker {v['speaker']}" for k, v in video.pairs.items()))
     ensure_server(settings)
     with MemoryGraph.connect(settings) as graph:
-        if fresh and graph.video_exists(video.video_id):
-            graph.delete_video(video.video_id)
+        if fresh and graph.video_exists(video.source_id):
+            graph.delete_video(video.source_id)
         others = {k: n for k, n in graph.counts().items() if k in ("Face", "Voice") and n}
-        if others and not graph.video_exists(video.video_id):
+        if others and not graph.video_exists(video.source_id):
             click.echo(f"note: the graph already holds {others}; they take part in identity matching")
-        ingest_video_inprocess(graph, text_embedder(settings), Path(video.path), video.video_id,
+        ingest_video_inprocess(graph, text_embedder(settings), Path(video.path), video.source_id,
                                progress=lambda v, i, n, stage: click.echo(f"  {v}: clip {i + 1}/{n} {stage}"))
         on = settings.memory.on_screen_votes
         click.echo(f"on-screen votes {'on' if on else 'off'}:\n" + evaluate_labelled(graph, video).format())

@@ -104,7 +104,7 @@ class Segment:
 
 @dataclass
 class LabelledVideo:
-    video_id: str
+    source_id: str
     path: str
     duration_s: float
     seed: int
@@ -217,7 +217,7 @@ def _plan(identity_dir: Path, layout: Sequence[Sequence[int]], seed: int
 
 def build_labelled_video(identity_dir: Path = DEFAULT_IDENTITY, out_dir: Path = DEFAULT_OUT,
                          layout: Sequence[Sequence[int]] = FULL_LAYOUT, seed: int = 0,
-                         video_id: str = "labelled-real", force: bool = False) -> LabelledVideo:
+                         source_id: str = "labelled-real", force: bool = False) -> LabelledVideo:
     """Builds ``OUT/VIDEO_ID.mp4`` and its manifest ``OUT/VIDEO_ID.json`` (idempotent: an up-to-date pair is
     returned as is). A missing identity set raises FileNotFoundError."""
     for tool in ("ffmpeg", "ffprobe"):
@@ -229,12 +229,12 @@ def build_labelled_video(identity_dir: Path = DEFAULT_IDENTITY, out_dir: Path = 
     out_dir = Path(out_dir).resolve()
     layout = [list(clip) for clip in layout]
     with _locked(out_dir):
-        definition = {"builder": BUILDER_VERSION, "seed": seed, "layout": layout, "video_id": video_id,
+        definition = {"builder": BUILDER_VERSION, "seed": seed, "layout": layout, "source_id": source_id,
                       "edge": EDGE_S, "gap": GAP_S, "excluded": sorted(EXCLUDED_PHOTOS),
                       "files": sorted((str(p.relative_to(identity_dir)), p.stat().st_size)
                                       for p in identity_dir.rglob("*") if p.suffix in (".jpg", ".flac"))}
         fingerprint = hashlib.sha256(json.dumps(definition, sort_keys=True).encode()).hexdigest()[:16]
-        manifest_path, target = out_dir / f"{video_id}.json", out_dir / f"{video_id}.mp4"
+        manifest_path, target = out_dir / f"{source_id}.json", out_dir / f"{source_id}.mp4"
         if not force and manifest_path.is_file() and target.is_file():
             try:
                 earlier = LabelledVideo.load(manifest_path)
@@ -250,19 +250,19 @@ def build_labelled_video(identity_dir: Path = DEFAULT_IDENTITY, out_dir: Path = 
                 speech = audio[u.file]
                 a = round(u.start_s * SR)
                 track[a:a + speech.size] = speech
-        work = out_dir / f"{video_id}-work"
+        work = out_dir / f"{source_id}-work"
         work.mkdir(parents=True, exist_ok=True)
-        wav = work / f"{video_id}.wav"
+        wav = work / f"{source_id}.wav"
         _write_wav(wav, track)
         photos = {seg.photo: identity_dir / seg.photo for seg in segments}
         for seg in segments:
             seg.box = _place(_photo_size(photos[seg.photo]), 0, WIDTH)
-        spec = VideoSpec(video_id, duration, [Shot(s.start_s, s.end_s, [s.person], [s.photo]) for s in segments], [])
+        spec = VideoSpec(source_id, duration, [Shot(s.start_s, s.end_s, [s.person], [s.photo]) for s in segments], [])
         tmp = target.with_name(target.stem + ".part.mp4")
         _video(spec, photos, wav, tmp, work)
         tmp.replace(target)
         shutil.rmtree(work, ignore_errors=True)
-        video = LabelledVideo(video_id, str(target), duration, seed, layout, pairs, segments, str(identity_dir),
+        video = LabelledVideo(source_id, str(target), duration, seed, layout, pairs, segments, str(identity_dir),
                               fingerprint=fingerprint)
         part = manifest_path.with_name(manifest_path.name + ".part")
         part.write_text(json.dumps(asdict(video), indent=2), encoding="utf-8")
@@ -275,7 +275,7 @@ def build_labelled_video(identity_dir: Path = DEFAULT_IDENTITY, out_dir: Path = 
 
 @dataclass
 class LabelledScore:
-    video_id: str
+    source_id: str
     people: int
     face_observations: int  # frames with a face (the largest one counts)
     faces: PR  # pairwise, one item per frame: the largest face's entity against the person on screen
@@ -300,7 +300,7 @@ class LabelledScore:
             return f"{x.precision:.3f} / {x.recall:.3f} / {x.f1:.3f}"
 
         lines = [
-            f"labelled video {self.video_id}: {self.people} people, meta-clips {self.meta_clips}",
+            f"labelled video {self.source_id}: {self.people} people, meta-clips {self.meta_clips}",
             "| modality | items | entities / people | pairwise P / R / F1 | B-cubed P / R / F1 | coverage |",
             "|---|---|---|---|---|---|",
             f"| faces | {self.face_observations} frames | {self.face_entities} / {self.people} | "
@@ -320,7 +320,7 @@ def evaluate_labelled(graph: MemoryGraph, video: LabelledVideo) -> LabelledScore
     from m3graph.ingest.pipeline import faces_stage, load_plan, voices_stage
 
     settings = graph.settings
-    plan = load_plan(settings, video.video_id)
+    plan = load_plan(settings, video.source_id)
     face_pred: list[int] = []
     face_true: list[str] = []
     face_by_clip: dict[str, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
@@ -328,7 +328,7 @@ def evaluate_labelled(graph: MemoryGraph, video: LabelledVideo) -> LabelledScore
     seen_segments: set[int] = set()
     voice_turns: list[tuple[float, float, object]] = []
     for clip in range(len(video.layout)):
-        face_ids, voice_ids = graph.clip_identities(video.video_id, clip)
+        face_ids, voice_ids = graph.clip_identities(video.source_id, clip)
         # The person is the largest face of a frame; a smaller one is a bystander in the photo (not labelled).
         frames: dict[float, list[tuple[int, int]]] = defaultdict(list)  # time -> (area, entity)
         for cluster in faces_stage(settings, plan, clip):  # cached by the ingest: nothing is recomputed
@@ -381,7 +381,7 @@ def evaluate_labelled(graph: MemoryGraph, video: LabelledVideo) -> LabelledScore
             if int(e) in chars:  # type: ignore[call-overload]
                 people_of_char[chars[int(e)]].add(person)  # type: ignore[call-overload]
     return LabelledScore(
-        video.video_id, len(video.pairs), len(face_pred), pairwise_pr(face_pred, face_true),
+        video.source_id, len(video.pairs), len(face_pred), pairwise_pr(face_pred, face_true),
         bcubed_pr(face_pred, face_true), len(set(face_pred)),
         {p: sorted(c) for p, c in sorted(face_of.items())}, len(seen_segments) / max(len(video.segments), 1),
         voices_pw, voices_b3, len({p for p in pred_frames if p is not None}),
@@ -399,11 +399,11 @@ def revote_labelled(graph: MemoryGraph, video: LabelledVideo, on_screen_votes: b
 
     memory = graph.settings.memory.model_copy(update={"on_screen_votes": on_screen_votes})
     other = MemoryGraph(graph.ex, graph.settings.model_copy(update={"memory": memory}))
-    plan = load_plan(other.settings, video.video_id)
+    plan = load_plan(other.settings, video.source_id)
     for w in plan.windows:
         clip = clip_infos(other.settings, plan, [w.index])[0]
         other.register_clip(clip, faces_stage(other.settings, plan, w.index),
-                            voices_stage(other.settings, plan, w.index), video_name=plan.video_id)
+                            voices_stage(other.settings, plan, w.index), video_name=plan.source_id)
     return evaluate_labelled(other, video)
 
 
@@ -424,7 +424,7 @@ def main(argv: list[str] | None = None) -> None:
                                      args.seed, "labelled-short" if args.short else "labelled-real", args.force)
     except (TestMediaError, FileNotFoundError, subprocess.SubprocessError) as exc:
         raise SystemExit(f"labelled_media: {exc}") from exc
-    print(f"{video.video_id}: {video.path} ({video.duration_s:.0f} s, {len(video.segments)} segments)")
+    print(f"{video.source_id}: {video.path} ({video.duration_s:.0f} s, {len(video.segments)} segments)")
     for person, pair in video.pairs.items():
         print(f"  {person}: face {pair['face_identity']} + speaker {pair['speaker']}")
 

@@ -103,7 +103,7 @@ class ClipSpec:
 
 @dataclass
 class VideoSpec:
-    video_id: str
+    source_id: str
     duration_s: float
     shots: list[Shot]
     lines: list[Line]
@@ -147,26 +147,26 @@ class Manifest:
     voices: dict[str, dict[str, object]] = field(default_factory=dict)
     people: dict[str, list[str]] = field(default_factory=dict)  # person -> photo keys
 
-    def video(self, video_id: str) -> VideoSpec:
+    def video(self, source_id: str) -> VideoSpec:
         for video in self.videos:
-            if video.video_id == video_id:
+            if video.source_id == source_id:
                 return video
-        raise KeyError(f"no test video {video_id!r}; there are {[v.video_id for v in self.videos]}")
+        raise KeyError(f"no test video {source_id!r}; there are {[v.source_id for v in self.videos]}")
 
-    def path(self, video_id: str) -> Path:
-        return Path(self.video(video_id).path)
+    def path(self, source_id: str) -> Path:
+        return Path(self.video(source_id).path)
 
     @staticmethod
     def person(photo: str) -> str:
         return PERSON_OF_PHOTO.get(photo, photo)
 
-    def on_screen(self, video_id: str, t: float) -> list[str]:
+    def on_screen(self, source_id: str, t: float) -> list[str]:
         """People visible at `t` seconds, left to right."""
-        return next((list(s.people) for s in self.video(video_id).shots if s.start_s <= t < s.end_s), [])
+        return next((list(s.people) for s in self.video(source_id).shots if s.start_s <= t < s.end_s), [])
 
-    def speaker_at(self, video_id: str, t: float) -> str | None:
+    def speaker_at(self, source_id: str, t: float) -> str | None:
         """The voice key speaking at `t` seconds, or None during silence."""
-        return next((ln.voice for ln in self.video(video_id).lines if ln.start_s <= t < ln.end_s), None)
+        return next((ln.voice for ln in self.video(source_id).lines if ln.start_s <= t < ln.end_s), None)
 
     def meta_clips(self) -> list[tuple[str, int, str]]:
         """(video, clip, person) for clips with exactly one person on screen and one voice: M3-Agent's meta-clips."""
@@ -176,7 +176,7 @@ class Manifest:
                 faces = {p for s in video.shots if s.start_s < clip.end_s and clip.start_s < s.end_s for p in s.people}
                 voices = {ln.voice for ln in video.lines if ln.clip_index == clip.index}
                 if len(faces) == 1 and len(voices) == 1 and {PERSON_OF_VOICE[v] for v in voices} == faces:
-                    out.append((video.video_id, clip.index, faces.pop()))
+                    out.append((video.source_id, clip.index, faces.pop()))
         return out
 
     @classmethod
@@ -287,13 +287,13 @@ def _track(spec: VideoSpec, work: Path) -> Path:
     """Mixes the lines into one track and records each line's true end (its start is where it is placed)."""
     track = np.zeros(round(spec.duration_s * SR), dtype=np.int16)
     for i, line in enumerate(spec.lines):
-        speech = _speak(line, work / f"{spec.video_id}_{i}.wav")
+        speech = _speak(line, work / f"{spec.source_id}_{i}.wav")
         start = round(line.start_s * SR)
         if start + len(speech) > len(track):
-            raise TestMediaError(f"{spec.video_id}: line {line.text!r} runs past the end of the video")
+            raise TestMediaError(f"{spec.source_id}: line {line.text!r} runs past the end of the video")
         track[start:start + len(speech)] = speech
         line.end_s = round((start + len(speech)) / SR, 3)
-    path = work / f"{spec.video_id}.wav"
+    path = work / f"{spec.source_id}.wav"
     _write_wav(path, track)
     return path
 
@@ -332,7 +332,7 @@ def _video(spec: VideoSpec, photos: dict[str, Path], audio: Path | None, out: Pa
     """The shots' stills concatenated at 25 fps, with the soundtrack and forced keyframes at every clip start."""
     inputs: list[str] = []
     for i, shot in enumerate(spec.shots):
-        still = work / f"{spec.video_id}_shot{i}.png"
+        still = work / f"{spec.source_id}_shot{i}.png"
         _render_shot(shot, photos, still)
         inputs += ["-loop", "1", "-framerate", str(FPS), "-t", f"{shot.end_s - shot.start_s:.3f}", "-i", str(still)]
     n = len(spec.shots)
@@ -346,7 +346,7 @@ def _video(spec: VideoSpec, photos: dict[str, Path], audio: Path | None, out: Pa
     cmd += ["-c:v", "libx264", "-preset", "veryfast", "-tune", "stillimage", "-r", str(FPS),
             "-force_key_frames", f"expr:gte(t,n_forced*{CLIP_SECONDS:g})", "-t", f"{spec.duration_s:.3f}",
             "-movflags", "+faststart", "-f", "mp4", str(out)]
-    _check(cmd, f"encoding {spec.video_id}", timeout=600)
+    _check(cmd, f"encoding {spec.source_id}", timeout=600)
 
 
 # ---------------------------------------------------------------------------------------------- build
@@ -374,15 +374,15 @@ def _validate(spec: VideoSpec) -> None:
     """Catches specification mistakes that would make the ground truth lie."""
     edges = [(s.start_s, s.end_s) for s in spec.shots]
     if edges[0][0] != 0 or edges[-1][1] != spec.duration_s or any(a[1] != b[0] for a, b in pairwise(edges)):
-        raise TestMediaError(f"{spec.video_id}: shots must tile [0, {spec.duration_s}) without gaps")
+        raise TestMediaError(f"{spec.source_id}: shots must tile [0, {spec.duration_s}) without gaps")
     ordered = sorted(spec.lines, key=lambda ln: ln.start_s)
     for a, b in pairwise(ordered):
         if a.end_s > b.start_s:
-            raise TestMediaError(f"{spec.video_id}: lines {a.text!r} and {b.text!r} overlap")
+            raise TestMediaError(f"{spec.source_id}: lines {a.text!r} and {b.text!r} overlap")
     for line in spec.lines:
         clip = spec.clips[line.clip_index]
         if line.end_s > clip.end_s:
-            raise TestMediaError(f"{spec.video_id}: line {line.text!r} crosses the clip boundary at {clip.end_s} s")
+            raise TestMediaError(f"{spec.source_id}: line {line.text!r} crosses the clip boundary at {clip.end_s} s")
 
 
 @contextmanager
@@ -420,7 +420,7 @@ def build_test_media(out_dir: Path = DEFAULT_OUT, force: bool = False) -> Manife
         if (earlier is not None and earlier.fingerprint == fingerprint and earlier.root == str(out_dir)
                 and all(Path(v.path).is_file() for v in earlier.videos)):
             return earlier  # up to date: nothing is run, nothing is touched
-        previous = {v.video_id: v for v in earlier.videos} if earlier is not None else {}
+        previous = {v.source_id: v for v in earlier.videos} if earlier is not None else {}
         photo_dir = out_dir / "photos"
         if not all((photo_dir / f"{key}{Path(member).suffix}").is_file() for key, (_, member) in PHOTOS.items()):
             ensure_sdists(out_dir / "sdists")
@@ -430,9 +430,9 @@ def build_test_media(out_dir: Path = DEFAULT_OUT, force: bool = False) -> Manife
         work.mkdir(parents=True, exist_ok=True)
         for spec in specs:
             _prepare(spec, sizes)
-            target = out_dir / f"{spec.video_id}.mp4"
+            target = out_dir / f"{spec.source_id}.mp4"
             spec.path = str(target)
-            old = previous.get(spec.video_id)
+            old = previous.get(spec.source_id)
             if old is not None and old.fingerprint == spec.fingerprint and target.is_file():
                 spec.lines = old.lines  # measured when that file was built: the truth of that file
                 continue
@@ -462,7 +462,7 @@ def main(argv: list[str] | None = None) -> None:
     except TestMediaError as exc:
         raise SystemExit(f"make_test_media: {exc}") from exc
     for video in manifest.videos:
-        print(f"{video.video_id}: {video.path} ({video.duration_s:.0f} s, {len(video.clips)} clips, "
+        print(f"{video.source_id}: {video.path} ({video.duration_s:.0f} s, {len(video.clips)} clips, "
               f"{len(video.lines)} lines, audio={'yes' if video.audio else 'no'})")
     print(f"manifest: {Path(manifest.root) / 'manifest.json'}")
 

@@ -30,10 +30,10 @@ def suggestions(ex: Explorer, request: Request) -> list[tuple[str, str]]:
     """What a 404 offers instead: the closest source ids to an unknown source, the closest names to an unknown
     person (links and their text)."""
     params = request.path_params
-    video_id = params.get("video_id")
-    if isinstance(video_id, str):
-        known = ex.reads.closest_sources(video_id)
-        if video_id not in known:
+    source_id = params.get("source_id")
+    if isinstance(source_id, str):
+        known = ex.reads.closest_sources(source_id)
+        if source_id not in known:
             return [(f"/video/{quote(v, safe='')}", v) for v in known]
         return []
     wanted = params.get("char_id", request.query_params.get("name") if request.url.path == "/person" else None)

@@ -126,12 +126,12 @@ def _memory_filter(context: Context, text: str) -> Markup:
     return render_memory(text or "", context.get("names"), context.get("marks") or ())
 
 
-def media_url(uri: str | None, video_id: str, clip_index: int) -> str | None:
+def media_url(uri: str | None, source_id: str, clip_index: int) -> str | None:
     """The `/media` link of a file the graph references from clip (video_id, clip_index): the clip lets the
     server check the reference with an indexed lookup instead of scanning every observation."""
     if not uri:
         return None
-    return f"/media?v={quote(video_id, safe='')}&c={int(clip_index)}&uri={quote(uri, safe='/:')}"
+    return f"/media?v={quote(source_id, safe='')}&c={int(clip_index)}&uri={quote(uri, safe='/:')}"
 
 
 def blank_none(raw: str | None) -> str | None:

@@ -70,8 +70,8 @@ def register(app: FastAPI, ex: Explorer) -> None:
         if kind == "character":
             what = DeleteRequest(kind="character", char_id=ident)
         elif kind == "clip":
-            video_id, _, index = ident.rpartition("/")
-            what = DeleteRequest(kind="clip", video=video_id, clip=index)
+            source_id, _, index = ident.rpartition("/")
+            what = DeleteRequest(kind="clip", video=source_id, clip=index)
         else:
             what = DeleteRequest(kind=kind, video=ident)
         service.delete(what)

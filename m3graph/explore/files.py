@@ -50,11 +50,11 @@ def _photo(shared: SharedFile) -> dict[str, Any] | None:
             "font": max(12, width // 18)}
 
 
-def session_files(ex: Explorer, video_id: str, clip_index: int) -> list[dict[str, Any]]:
+def session_files(ex: Explorer, source_id: str, clip_index: int) -> list[dict[str, Any]]:
     """The files a session shares, each with what the page shows: a thumbnail (images), page links (PDF) and
     the photo's faces boxed with their characters."""
     out = []
-    for shared in ex.service.evidence.session_files(video_id, clip_index):
+    for shared in ex.service.evidence.session_files(source_id, clip_index):
         pages = sorted({int(m.group(1)) for m in (_PAGE.search(t) for t in shared.headers) if m})
         out.append({**shared.model_dump(), "thumbnail": shared.mime in THUMBNAILS, "pages": pages,
                     "photo": _photo(shared) if shared.kind == "image" else None})

@@ -25,11 +25,11 @@ from m3graph.storage import key_of, media_store
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
 
 
-def servable(ex: Explorer, uri: str, video_id: str, clip_index: int) -> str | None:
+def servable(ex: Explorer, uri: str, source_id: str, clip_index: int) -> str | None:
     """The storage key behind `uri` when the graph references it from that clip and the store holds it."""
-    if "\x00" in uri or "\x00" in video_id:
+    if "\x00" in uri or "\x00" in source_id:
         return None
-    return _stored(ex, uri) if ex.service.evidence.media_referenced(uri, video_id, clip_index) else None
+    return _stored(ex, uri) if ex.service.evidence.media_referenced(uri, source_id, clip_index) else None
 
 
 def _stored(ex: Explorer, uri: str) -> str | None:

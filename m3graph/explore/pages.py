@@ -50,7 +50,7 @@ def pickers(ex: Explorer, view: CharacterView, video: str, videos: list[str]) ->
 def fact_history(ex: Explorer, view: CharacterView, seen_in: list[str]) -> list[History]:
     """The history tool's answer for this person in each source that saw, heard or mentions them (slot ->
     versions, oldest first), sources without facts left out: the same read the CLI and MCP `history` give."""
-    sources = sorted(set(seen_in) | {m["video_id"] for m in view.memories})
+    sources = sorted(set(seen_in) | {m["source_id"] for m in view.memories})
     found = [ex.service.history(HistoryRequest(video=v, subject=f"<character_{view.char_id}>")) for v in sources]
     return [h for h in found if h.slots]
 
@@ -75,18 +75,18 @@ def register(app: FastAPI, ex: Explorer) -> None:
                        kinds=ex.reads.source_kinds(),
                        characters=sorted(people, key=lambda c: (-(c.size or 0), c.char_id)))
 
-    @app.get("/video/{video_id}", response_class=HTMLResponse)
-    def video(request: Request, video_id: str) -> Response:
-        timeline = service.video_timeline(TimelineRequest(video=video_id))
-        sessions = ex.reads.sessions(video_id)
+    @app.get("/video/{source_id}", response_class=HTMLResponse)
+    def video(request: Request, source_id: str) -> Response:
+        timeline = service.video_timeline(TimelineRequest(video=source_id))
+        sessions = ex.reads.sessions(source_id)
         if sessions:
             firsts = {c.clip: c.summary for c in timeline.clips}
-            return ex.page(request, "conversation.html", video_id=video_id, sessions=sessions, firsts=firsts,
+            return ex.page(request, "conversation.html", source_id=source_id, sessions=sessions, firsts=firsts,
                            turns=sum(s.turns or 0 for s in sessions),
                            speakers=_speakers(sessions))
         clips = timeline.clips
         shown = {col: any(getattr(c, col) for c in clips) for col in ("faces", "voices", "speakers")}
-        return ex.page(request, "video.html", video_id=video_id, clips=clips, shown=shown)
+        return ex.page(request, "video.html", source_id=source_id, clips=clips, shown=shown)
 
     @app.get("/person", response_class=HTMLResponse)
     def person(request: Request, name: str = "") -> Response:
@@ -102,16 +102,16 @@ def register(app: FastAPI, ex: Explorer) -> None:
                        message=f"{len(found)} people are named {name.strip()[:80]!r}: pick one.",
                        suggestions=[(f"/character/{c.char_id}", c.label) for c in found])
 
-    @app.get("/clip/{video_id}/{clip_index}", response_class=HTMLResponse)
-    def clip(request: Request, video_id: str, clip_index: Id) -> Response:
-        data = service.fetch_clip(FetchClipRequest(video=video_id, clip=clip_index))
+    @app.get("/clip/{source_id}/{clip_index}", response_class=HTMLResponse)
+    def clip(request: Request, source_id: str, clip_index: Id) -> Response:
+        data = service.fetch_clip(FetchClipRequest(video=source_id, clip=clip_index))
         crops = evidence.face_crops([f.face for f in data.faces], per=2)
         snippets = evidence.voice_snippets([v.voice for v in data.voices], per=2)
-        near = evidence.neighbours(video_id, clip_index)
-        has_video = bool(data.uri) and servable(ex, data.uri or "", video_id, clip_index) is not None
-        session = next((s for s in ex.reads.sessions(video_id) if s.clip_index == clip_index), None)
+        near = evidence.neighbours(source_id, clip_index)
+        has_video = bool(data.uri) and servable(ex, data.uri or "", source_id, clip_index) is not None
+        session = next((s for s in ex.reads.sessions(source_id) if s.clip_index == clip_index), None)
         return ex.page(request, "clip.html", clip=data, shown=data.clips[0], crops=crops, snippets=snippets,
-                       has_video=has_video, files=session_files(ex, video_id, clip_index),
+                       has_video=has_video, files=session_files(ex, source_id, clip_index),
                        previous=near.previous, next=near.next, session=session)
 
     @app.get("/character/{char_id}", response_class=HTMLResponse)
@@ -121,32 +121,32 @@ def register(app: FastAPI, ex: Explorer) -> None:
             return RedirectResponse(f"/character/{view.char_id}", status_code=303)
         history = evidence.vote_history(view.char_id)
         seen_in = evidence.character_sources(view.char_id)
-        sources = dict.fromkeys(m["video_id"] for m in view.memories)
+        sources = dict.fromkeys(m["source_id"] for m in view.memories)
         sessions = {f"{v}#{s.clip_index}": s for v in sources for s in ex.reads.sessions(v)}
         return ex.page(request, "character.html", c=view, history=history, facts=fact_history(ex, view, seen_in),
                        sessions=sessions, **pickers(ex, view, video, seen_in))
 
-    @app.get("/graph/{video_id}", response_class=HTMLResponse)
-    def graph_page(request: Request, video_id: str, start: ClipBound = 0, end: ClipBound | None = None,
+    @app.get("/graph/{source_id}", response_class=HTMLResponse)
+    def graph_page(request: Request, source_id: str, start: ClipBound = 0, end: ClipBound | None = None,
                    max_nodes: NodeCap = MAX_GRAPH_NODES, view: str = "") -> Response:
         if view not in VIEWS:
             raise InvalidInputError(f"view must be 'overview' or 'detail', got {view[:40]!r}")
-        evidence.require_source(video_id)  # 404 for an unknown source
+        evidence.require_source(source_id)  # 404 for an unknown source
         if not view:  # a conversation opens on its sessions and people; a video on its memories
-            view = "overview" if ex.reads.sessions(video_id) else "detail"
+            view = "overview" if ex.reads.sessions(source_id) else "detail"
         cap = min(max_nodes, MAX_GRAPH_NODES)
-        base = f"/api/graph/{quote(video_id, safe='')}"
+        base = f"/api/graph/{quote(source_id, safe='')}"
         src = (f"{base}?start={start}&max_nodes={cap}&view={view}" + ("" if end is None else f"&end={end}"))
-        here = f"/graph/{quote(video_id, safe='')}?start={start}" + ("" if end is None else f"&end={end}")
-        return ex.page(request, "graph.html", video_id=video_id, src=src, detail_src=f"{base}?max_nodes={cap}",
+        here = f"/graph/{quote(source_id, safe='')}?start={start}" + ("" if end is None else f"&end={end}")
+        return ex.page(request, "graph.html", source_id=source_id, src=src, detail_src=f"{base}?max_nodes={cap}",
                        view=view, here=here, bundle=BUNDLE.is_file())
 
-    @app.get("/api/graph/{video_id}")
-    def graph_json(video_id: str, start: ClipBound = 0, end: ClipBound | None = None,
+    @app.get("/api/graph/{source_id}")
+    def graph_json(source_id: str, start: ClipBound = 0, end: ClipBound | None = None,
                    max_nodes: NodeCap = MAX_GRAPH_NODES, view: str = "detail") -> JSONResponse:
         cap = min(max_nodes, MAX_GRAPH_NODES)
         if view == "overview":
-            return JSONResponse(ex.reads.overview(video_id, start, end, cap).to_dict())
+            return JSONResponse(ex.reads.overview(source_id, start, end, cap).to_dict())
         if view not in ("", "detail"):
             raise InvalidInputError(f"view must be 'overview' or 'detail', got {view[:40]!r}")
-        return JSONResponse(ex.reads.neighbourhood(video_id, start, end, cap).to_dict())
+        return JSONResponse(ex.reads.neighbourhood(source_id, start, end, cap).to_dict())

@@ -25,7 +25,7 @@ from m3graph.service.results import ClipHit, VideoSummary
 def sessions_of(ex: Explorer, hits: list[ClipHit]) -> dict[str, int]:
     """"source#clip" -> its session number, for the hits that are sessions of a conversation."""
     out: dict[str, int] = {}
-    for video in dict.fromkeys(h.video_id for h in hits):
+    for video in dict.fromkeys(h.source_id for h in hits):
         out |= {f"{video}#{s.clip_index}": s.number for s in ex.reads.sessions(video)}
     return out
 

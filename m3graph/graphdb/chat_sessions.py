@@ -81,7 +81,7 @@ def write_session(ex: Executor, settings: Settings, source_id: str, session_key:
 
     def work(tx: Tx) -> int | None:
         tx.run("graph/lock", name=f"chat:{source_id}")
-        if any(r["session_key"] == session_key for r in tx.run("chat/source_sessions", video_id=source_id)):
+        if any(r["session_key"] == session_key for r in tx.run("chat/source_sessions", source_id=source_id)):
             return None
         names = list(speaker_keys)
         by_key = {r["key"]: r["entity_id"]

@@ -37,7 +37,7 @@ _BEFORE_PERCEIVED = [ClipState.PLANNED.value]
 
 @dataclass(frozen=True)
 class ClipProgress:
-    video_id: str
+    source_id: str
     clip_index: int
     state: ClipState | None  # None: a clip that no ingestion wrote (an import, a test fixture)
     reason: str | None
@@ -48,23 +48,23 @@ class ClipProgress:
         return self.state in RESOLVED_STATES
 
 
-def set_state_tx(tx: Tx, video_id: str, clip_index: int, state: ClipState, reason: str | None = None,
+def set_state_tx(tx: Tx, source_id: str, clip_index: int, state: ClipState, reason: str | None = None,
                  only_from: Sequence[str] | None = None) -> bool:
     """Sets the state inside a running transaction; False when the clip is missing or the guard refused."""
-    return set_states_tx(tx, [(video_id, clip_index)], state, reason, only_from) == 1
+    return set_states_tx(tx, [(source_id, clip_index)], state, reason, only_from) == 1
 
 
 def set_states_tx(tx: Tx, clips: Sequence[tuple[str, int]], state: ClipState, reason: str | None = None,
                   only_from: Sequence[str] | None = None) -> int:
     """Sets the state of many clips in one statement (a bulk import, a plan); returns how many were set."""
-    rows = tx.run("clip/set_state", clips=[{"video_id": v, "clip_index": c} for v, c in clips], state=state.value,
+    rows = tx.run("clip/set_state", clips=[{"source_id": v, "clip_index": c} for v, c in clips], state=state.value,
                   reason=reason, only_from=None if only_from is None else list(only_from))
     return len(rows)
 
 
-def set_state(ex: Executor, video_id: str, clip_index: int, state: ClipState, reason: str | None = None) -> bool:
+def set_state(ex: Executor, source_id: str, clip_index: int, state: ClipState, reason: str | None = None) -> bool:
     """Records a failure or an explicit move; always applies to an existing clip."""
-    return ex.write_tx(lambda tx: set_state_tx(tx, video_id, clip_index, state, reason), label="clip_state")
+    return ex.write_tx(lambda tx: set_state_tx(tx, source_id, clip_index, state, reason), label="clip_state")
 
 
 def plan_tx(tx: Tx, clips: Sequence[ClipInfo], video_name: str | None = None) -> None:
@@ -74,7 +74,7 @@ def plan_tx(tx: Tx, clips: Sequence[ClipInfo], video_name: str | None = None) ->
     a clip that is already resolved or memorized changes nothing.
     """
     tx.run("graph/upsert_clip", clips=[clip.upsert_params(video_name) for clip in clips])
-    set_states_tx(tx, [(clip.video_id, clip.clip_index) for clip in clips], ClipState.PLANNED, None, only_from=[])
+    set_states_tx(tx, [(clip.source_id, clip.clip_index) for clip in clips], ClipState.PLANNED, None, only_from=[])
 
 
 def plan(ex: Executor, clips: Sequence[ClipInfo], video_name: str | None = None) -> None:
@@ -82,24 +82,24 @@ def plan(ex: Executor, clips: Sequence[ClipInfo], video_name: str | None = None)
         ex.write_tx(lambda tx: plan_tx(tx, clips, video_name), label="plan_clips")
 
 
-def mark_perceived(ex: Executor, video_id: str, clip_index: int) -> bool:
+def mark_perceived(ex: Executor, source_id: str, clip_index: int) -> bool:
     """Perception output is on disk; a clip already further along keeps its state."""
-    return ex.write_tx(lambda tx: set_state_tx(tx, video_id, clip_index, ClipState.PERCEIVED, None,
+    return ex.write_tx(lambda tx: set_state_tx(tx, source_id, clip_index, ClipState.PERCEIVED, None,
                                                only_from=_BEFORE_PERCEIVED), label="clip_perceived")
 
 
-def states(ex: Executor, video_id: str) -> list[ClipProgress]:
+def states(ex: Executor, source_id: str) -> list[ClipProgress]:
     out = []
-    for row in ex.read("clip/states", video_id=video_id):
+    for row in ex.read("clip/states", source_id=source_id):
         ms = row["state_ms"]
         out.append(ClipProgress(
-            video_id=video_id, clip_index=int(row["clip_index"]),
+            source_id=source_id, clip_index=int(row["clip_index"]),
             state=ClipState(row["state"]) if row["state"] in ClipState._value2member_map_ else None,
             reason=row["reason"], at=datetime.fromtimestamp(ms / 1000, UTC) if ms is not None else None))
     return out
 
 
-def unresolved_before(ex: Executor, video_id: str, clip_index: int) -> list[int]:
+def unresolved_before(ex: Executor, source_id: str, clip_index: int) -> list[int]:
     """Earlier clips of the video that are not resolved yet (missing, planned, perceived or resolve_failed)."""
-    done = {p.clip_index for p in states(ex, video_id) if p.resolved}
+    done = {p.clip_index for p in states(ex, source_id) if p.resolved}
     return [i for i in range(clip_index) if i not in done]

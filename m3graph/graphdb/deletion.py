@@ -61,21 +61,21 @@ def _repair_entities(tx: Tx, settings: Settings, ids: list[int]) -> list[int]:
     return [i for i in ids if i not in set(dead)]
 
 
-def delete_clip_tx(tx: Tx, settings: Settings, video_id: str, clip_index: int) -> list[str]:
+def delete_clip_tx(tx: Tx, settings: Settings, source_id: str, clip_index: int) -> list[str]:
     """Deletes the clip; returns the stored copies of shared files that no other session holds."""
-    ckey = clip_key(video_id, clip_index)
-    if tx.single("graph/get_clip", video_id=video_id, clip_index=clip_index) is None:
+    ckey = clip_key(source_id, clip_index)
+    if tx.single("graph/get_clip", source_id=source_id, clip_index=clip_index) is None:
         raise NotFoundError(f"clip {ckey} does not exist")
-    tx.run("graph/lock", name=f"memory:{video_id}")
+    tx.run("graph/lock", name=f"memory:{source_id}")
     affected = tx.one("delete/clip_entities", clip_key=ckey)["entity_ids"]
-    held = tx.run("delete/clip_memories", clip_key=ckey, video_id=video_id)
+    held = tx.run("delete/clip_memories", clip_key=ckey, source_id=source_id)
     files = release_clip_files(tx, ckey)
     memory_ids = [r["memory_id"] for r in held]
     if memory_ids:
         tx.run("memory/retract", clip_key=ckey, memory_ids=memory_ids)
     tx.run("delete/clip", clip_key=ckey)
     stored = drop_orphans(tx, files)
-    refresh_slots(tx, video_id, [r["slot_key"] for r in held])  # an older fact may hold again
+    refresh_slots(tx, source_id, [r["slot_key"] for r in held])  # an older fact may hold again
     survivors = _repair_entities(tx, settings, sorted(affected)) if affected else []
     if survivors:
         refresh_characters(tx, settings, survivors)
@@ -84,23 +84,23 @@ def delete_clip_tx(tx: Tx, settings: Settings, video_id: str, clip_index: int) -
     return stored
 
 
-def delete_clip(ex: Executor, settings: Settings, video_id: str, clip_index: int) -> list[str]:
-    return ex.write_tx(lambda tx: delete_clip_tx(tx, settings, video_id, clip_index), label="delete_clip")
+def delete_clip(ex: Executor, settings: Settings, source_id: str, clip_index: int) -> list[str]:
+    return ex.write_tx(lambda tx: delete_clip_tx(tx, settings, source_id, clip_index), label="delete_clip")
 
 
-def delete_video(ex: Executor, settings: Settings, video_id: str) -> tuple[int, list[str]]:
+def delete_video(ex: Executor, settings: Settings, source_id: str) -> tuple[int, list[str]]:
     """Deletes clip by clip (each atomic, so an interrupted delete can simply be re-run), then the video; returns
     the number of clips and the stored copies of shared files that went with them."""
-    clips = [r["clip_index"] for r in ex.read("delete/video_clips", video_id=video_id)]
-    found = ex.read("graph/video_exists", video_id=video_id)
+    clips = [r["clip_index"] for r in ex.read("delete/video_clips", source_id=source_id)]
+    found = ex.read("graph/video_exists", source_id=source_id)
     if not clips and not found:
-        raise NotFoundError(f"video {video_id} does not exist")
+        raise NotFoundError(f"video {source_id} does not exist")
     stored: list[str] = []
     for index in clips:
-        stored += delete_clip(ex, settings, video_id, index)
+        stored += delete_clip(ex, settings, source_id, index)
 
     def finish(tx: Tx) -> None:
-        tx.run("delete/video", video_id=video_id)
+        tx.run("delete/video", source_id=source_id)
         tx.run("delete/unused_bookkeeping")
 
     ex.write_tx(finish, label="delete_video")
@@ -154,8 +154,8 @@ def delete_character(ex: Executor, settings: Settings, char_id: int) -> dict[str
         doomed = _untag_photos(tx, scope["memory_ids"], scope["entity_ids"])
         tx.run("delete/entity_pairs", ids=scope["entity_ids"])  # before their edges go: they find the clips
         tx.run("delete/character", entity_ids=scope["entity_ids"], memory_ids=doomed)
-        for video_id in sorted({s["video_id"] for s in scope["slots"]}):  # older facts may hold again
-            refresh_slots(tx, video_id, [s["slot_key"] for s in scope["slots"] if s["video_id"] == video_id])
+        for source_id in sorted({s["source_id"] for s in scope["slots"]}):  # older facts may hold again
+            refresh_slots(tx, source_id, [s["slot_key"] for s in scope["slots"] if s["source_id"] == source_id])
         if supporting:  # the deleted memories' text must leave the clips' search documents too
             tx.run("clip/refresh_search_text", clip_keys=supporting)
         neighbours = sorted(set(scope["neighbours"]) - set(scope["entity_ids"]))
@@ -189,10 +189,10 @@ class StoredCopies:
         return cls(settings, what, keys, frozenset(media_store(settings).existing(keys)))
 
     @classmethod
-    def of_clips(cls, ex: Executor, settings: Settings, video_id: str, clip_index: int | None = None) -> StoredCopies:
+    def of_clips(cls, ex: Executor, settings: Settings, source_id: str, clip_index: int | None = None) -> StoredCopies:
         """A clip's copies (`clip_index` given) or every clip's of a video."""
-        refs = ex.read("delete/clip_copies", video_id=video_id, clip_index=clip_index)[0]["refs"]
-        what = f"video {video_id}" if clip_index is None else f"clip {clip_key(video_id, clip_index)}"
+        refs = ex.read("delete/clip_copies", source_id=source_id, clip_index=clip_index)[0]["refs"]
+        what = f"video {source_id}" if clip_index is None else f"clip {clip_key(source_id, clip_index)}"
         return cls.of(settings, what, refs)
 
     @classmethod

@@ -30,18 +30,18 @@ __all__ = ["FactState", "character_names", "correct_fact", "face_names", "facts_
            "refresh_slots"]
 
 
-def refresh_slots(tx: Tx, video_id: str, slot_keys: Sequence[str | None], prune: bool = True) -> int:
+def refresh_slots(tx: Tx, source_id: str, slot_keys: Sequence[str | None], prune: bool = True) -> int:
     """Recomputes these slots of one source from the graph; returns how many memories it set. `prune`: also drop
     the source's named things no fact refers to any more (after memories were deleted or rewritten)."""
     keys = sorted({k for k in slot_keys if k})
     if not keys:
         return 0
-    rows = version_rows(tx.run("facts/slot_assertions", video_id=video_id, slot_keys=keys))
+    rows = version_rows(tx.run("facts/slot_assertions", source_id=source_id, slot_keys=keys))
     if rows:
         tx.run("facts/set_versions", rows=rows)
     if prune:
-        tx.run("facts/orphan_things", video_id=video_id)
-    refresh_name_slots(tx, video_id, keys)  # a name fact added, superseded, restored or deleted: Character.name
+        tx.run("facts/orphan_things", source_id=source_id)
+    refresh_name_slots(tx, source_id, keys)  # a name fact added, superseded, restored or deleted: Character.name
     return len(rows)
 
 
@@ -64,29 +64,29 @@ def correct_fact(ex: Executor, memory_id: str, state: FactState, note: str | Non
         if row["slot_key"] is None:
             raise InvalidInputError(f"memory {memory_id!r} states no fact with a slot; only such facts have versions")
         if row["changed"]:
-            refresh_slots(tx, row["video_id"], [row["slot_key"]], prune=False)
+            refresh_slots(tx, row["source_id"], [row["slot_key"]], prune=False)
         now = tx.one("facts/version_of", memory_id=memory_id)
-        return {"memory_id": memory_id, "video": row["video_id"], "slot": row["slot_key"], "state": state,
+        return {"memory_id": memory_id, "video": row["source_id"], "slot": row["slot_key"], "state": state,
                 "changed": bool(row["changed"]), "previous": row["before"] or "clear", "current": bool(now["current"]),
                 **({"superseded": now["superseded_note"]} if now["superseded_note"] else {})}
 
     return ex.write_tx(work, label="correct_fact")
 
 
-def history(ex: Executor, video_id: str, subject_key: str, attribute_key: str | None, k: int
+def history(ex: Executor, source_id: str, subject_key: str, attribute_key: str | None, k: int
             ) -> list[dict[str, Any]]:
     """Every version of one subject's slots (of one attribute, when given) in one source, oldest first."""
-    rows = ex.read("facts/history", video_id=video_id, subject_key=subject_key, attribute_key=attribute_key, k=k)
+    rows = ex.read("facts/history", source_id=source_id, subject_key=subject_key, attribute_key=attribute_key, k=k)
     if attribute_key is None:
         return rows
     exact = f"{subject_key} · {attribute_key}"  # the key prefix also matched longer attributes
     return [r for r in rows if r["slot_key"] == exact or r["slot_key"].startswith(exact + " · ")]
 
 
-def facts_about(ex: Executor, video_id: str, thing_keys: Sequence[str], all_versions: bool = False,
+def facts_about(ex: Executor, source_id: str, thing_keys: Sequence[str], all_versions: bool = False,
                 k: int = 20) -> list[RenderedMemory]:
     """The facts of one source about these named things (their subject), in event order per thing."""
-    ids = [r["memory_id"] for r in ex.read("facts/facts_about", video_id=video_id, thing_keys=list(thing_keys),
+    ids = [r["memory_id"] for r in ex.read("facts/facts_about", source_id=source_id, thing_keys=list(thing_keys),
                                            all_versions=all_versions, k=k)]
     by_id = {r["memory_id"]: render_memory(r) for r in ex.read("search/memories_by_id", ids=ids)}
     return [by_id[i] for i in ids if i in by_id]
@@ -102,7 +102,7 @@ def next_hop(ex: Executor, memory_ids: Sequence[str], before_clip: int | None, v
     if not first:
         return []
     found = {r["memory_id"]: r for r in ex.read("search/memories_by_id", ids=[r["memory_id"] for r in rows])}
-    return [(first[i]["video_id"], render_memory(found[i]), first[i]["from_id"], _native(found[i]["started_at"]))
+    return [(first[i]["source_id"], render_memory(found[i]), first[i]["from_id"], _native(found[i]["started_at"]))
             for i in dict.fromkeys(r["memory_id"] for r in rows) if i in found]
 
 

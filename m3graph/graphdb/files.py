@@ -82,10 +82,10 @@ def stored_file(settings: Settings, stored: str) -> Path:
     return settings.data_dir / stored
 
 
-def conversation_files(ex: Executor, video_id: str) -> list[dict[str, Any]]:
+def conversation_files(ex: Executor, source_id: str) -> list[dict[str, Any]]:
     """A conversation's files by session (clip index, sharing turn, name, kind, mime, size, stored copy, time
     shared, number of surrogate memories): what a reader or the explorer lists for a source."""
-    return ex.read("files/session_files", video_id=video_id)
+    return ex.read("files/session_files", source_id=source_id)
 
 
 SHA256_HEX = frozenset("0123456789abcdef")

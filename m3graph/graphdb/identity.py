@@ -229,7 +229,7 @@ def resolve(
     tx: Tx,
     settings: Settings,
     kind: Kind,
-    video_id: str,
+    source_id: str,
     clip_index: int,
     clusters: Sequence[FaceCluster] | Sequence[VoiceCluster],
 ) -> tuple[list[Resolution], list[int]]:
@@ -238,7 +238,7 @@ def resolve(
     dim = ident.face_dim if kind == "face" else ident.voice_dim
     cap = ident.max_face_exemplars if kind == "face" else ident.max_voice_exemplars
     threshold = settings.face_match_threshold if kind == "face" else settings.voice_match_threshold
-    ckey = clip_key(video_id, clip_index)
+    ckey = clip_key(source_id, clip_index)
     labels = [c.label for c in clusters]
     if len(set(labels)) != len(labels):
         raise InvalidInputError(f"{kind} clusters of clip {ckey} repeat a label: {labels}")
@@ -256,7 +256,7 @@ def resolve(
     # The index cosine bounds the exact score from above (identity/match.cypher.tmpl, step 5) unless the index
     # quantizes its vectors or the threshold is not positive.
     exact_index = not settings.vector_index.quantization and threshold > 0
-    found = tx.single(_MATCH[kind], video_id=video_id, clip_index=clip_index, queries=params,
+    found = tx.single(_MATCH[kind], source_id=source_id, clip_index=clip_index, queries=params,
                       k=ident.candidates, threshold=threshold, prune_below=threshold - 1e-6 if exact_index else None)
     if found is None or not found["clip_found"]:
         raise NotFoundError(f"clip {ckey} does not exist; register it with upsert_clip before resolving {kind}s")
@@ -277,7 +277,7 @@ def resolve(
     # Entity references: an existing id, or -1, -2, ... for the entities this clip creates (ids allocated on write).
     refs = {label: eid for label, (eid, _) in decisions.items() if eid is not None}
     n_new = len({ref for ref in refs.values() if ref < 0})
-    write = {"video_id": video_id, "clip_index": clip_index, "clip_key": ckey, "n_new": n_new, "dim": dim,
+    write = {"source_id": source_id, "clip_index": clip_index, "clip_key": ckey, "n_new": n_new, "dim": dim,
              "cap": cap, "entities": _entity_rows(queries, refs),
              "observations": _observation_rows(kind, clusters, queries, refs)}
     if kind == "face":

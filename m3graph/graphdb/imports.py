@@ -32,7 +32,7 @@ class VideoExistsError(InvalidInputError):
 class ImportRows:
     """Everything one import writes, as query rows (built by the importer)."""
 
-    video_id: str
+    source_id: str
     source: str
     format: str
     clips: Sequence[ClipInfo]
@@ -48,28 +48,28 @@ def _batches(rows: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 
 def write_import_tx(tx: Tx, settings: Settings, rows: ImportRows) -> None:
-    video_id = rows.video_id
-    tx.run("graph/lock", name=f"memory:{video_id}")
-    if tx.run("graph/video_exists", video_id=video_id):
-        raise VideoExistsError(f"video {video_id} was created while it was being imported; nothing was written")
-    for batch in _batches([c.upsert_params(video_id) for c in rows.clips]):
+    source_id = rows.source_id
+    tx.run("graph/lock", name=f"memory:{source_id}")
+    if tx.run("graph/video_exists", source_id=source_id):
+        raise VideoExistsError(f"video {source_id} was created while it was being imported; nothing was written")
+    for batch in _batches([c.upsert_params(source_id) for c in rows.clips]):
         tx.run("graph/upsert_clip", clips=batch)
-        set_states_tx(tx, [(r["video_id"], r["clip_index"]) for r in batch], ClipState.MEMORIZED,
+        set_states_tx(tx, [(r["source_id"], r["clip_index"]) for r in batch], ClipState.MEMORIZED,
                       f"imported from {rows.source}")
     if rows.clips:
-        tx.run("import/video", video_id=video_id, source=rows.source, format=rows.format)
+        tx.run("import/video", source_id=source_id, source=rows.source, format=rows.format)
     for batch in _batches(rows.faces):
-        tx.run("import/faces", video_id=video_id, entities=batch)
+        tx.run("import/faces", source_id=source_id, entities=batch)
     for batch in _batches(rows.voices):
-        tx.run("import/voices", video_id=video_id, entities=batch)
-    memories = [r | slot_properties(video_id, r["kind"], r["text"], r["is_equivalence"]) for r in rows.memories]
+        tx.run("import/voices", source_id=source_id, entities=batch)
+    memories = [r | slot_properties(source_id, r["kind"], r["text"], r["is_equivalence"]) for r in rows.memories]
     for batch in _batches(memories):
-        tx.run("import/memories", video_id=video_id, rows=batch)
-    facts = [r | {"video_id": video_id} for r in memories if r["slot_key"]]
+        tx.run("import/memories", source_id=source_id, rows=batch)
+    facts = [r | {"source_id": source_id} for r in memories if r["slot_key"]]
     for batch in _batches(facts):
         tx.run("facts/link_things", rows=batch)
-    refresh_slots(tx, video_id, [r["slot_key"] for r in facts], prune=False)
-    for batch in _batches([{"key": clip_key(video_id, c.clip_index)} for c in rows.clips]):
+    refresh_slots(tx, source_id, [r["slot_key"] for r in facts], prune=False)
+    for batch in _batches([{"key": clip_key(source_id, c.clip_index)} for c in rows.clips]):
         tx.run("clip/refresh_search_text", clip_keys=[r["key"] for r in batch])
     for batch in _batches(rows.votes):
         tx.run("import/votes", votes=batch)

@@ -75,9 +75,9 @@ def _may_merge(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return all(a[k] == b[k] for k in ("value_key", "negated", "changed"))
 
 
-def _row(video_id: str, memory_id: str, m: MemoryIn, order: int, refresh: bool) -> dict[str, Any]:
+def _row(source_id: str, memory_id: str, m: MemoryIn, order: int, refresh: bool) -> dict[str, Any]:
     tags = parse_tags(m.text)
-    return {**slot_properties(video_id, m.kind, m.text, is_equivalence(m.text)),
+    return {**slot_properties(source_id, m.kind, m.text, is_equivalence(m.text)),
         "memory_id": memory_id, "kind": m.kind, "text": m.text, "order": order, "embedding": list(m.embedding),
         "is_equivalence": is_equivalence(m.text), "entity_ids": [n for _, n in tags],
         "mentions": [{"kind": k, "id": n, "position": i} for i, (k, n) in enumerate(tags)],
@@ -89,20 +89,20 @@ def _row(video_id: str, memory_id: str, m: MemoryIn, order: int, refresh: bool) 
 def write_clip_memories(
     tx: Tx,
     settings: Settings,
-    video_id: str,
+    source_id: str,
     clip_index: int,
     memories: Sequence[MemoryIn],
     votes: Sequence[EquivalenceVote] = (),
     vote_sources: Sequence[str] = ("memory",),
 ) -> MemoryWriteSummary:
-    ckey = clip_key(video_id, clip_index)
+    ckey = clip_key(source_id, clip_index)
     dim = settings.memory.text_dim
     bad = [i for i, m in enumerate(memories) if len(m.embedding) != dim]
     if bad:
         raise InvalidInputError(f"memories {bad} of clip {ckey} have embeddings that are not {dim}-d")
     all_votes = list(votes) + [v for m in memories for v in equivalence_votes(m.text)]
     mentioned = _mentioned(memories, all_votes)
-    ready = tx.single("memory/prepare", video_id=video_id, clip_key=ckey, **mentioned)
+    ready = tx.single("memory/prepare", source_id=source_id, clip_key=ckey, **mentioned)
     assert ready is not None  # the statement always returns its one row
     if not ready["clip_found"]:
         raise NotFoundError(f"clip {ckey} does not exist; register it before writing memories")
@@ -112,19 +112,19 @@ def write_clip_memories(
 
     rows: list[dict[str, Any]] = []
     for order, m in enumerate(x for x in memories if x.kind == "episodic"):
-        rows.append(_row(video_id, f"{ckey}#e{order}", m, order, refresh=True))
+        rows.append(_row(source_id, f"{ckey}#e{order}", m, order, refresh=True))
     semantic = [m for m in memories if m.kind == "semantic"]
     threshold = settings.memory.semantic_dedup_threshold
-    items = [_row(video_id, "", m, len(rows) + i, refresh=True) | {"idx": i} for i, m in enumerate(semantic)]
+    items = [_row(source_id, "", m, len(rows) + i, refresh=True) | {"idx": i} for i, m in enumerate(semantic)]
     matches: dict[int, str] = {}
     if items:
         query_items = [{k: it[k] for k in ("idx", "embedding", "entity_ids", "is_equivalence")} for it in items]
         n_semantic = ready["n_semantic"]
         if n_semantic <= settings.search.exact_scan_limit:
-            found = tx.run("memory/dedup_exact", items=query_items, min_score=(1 + threshold) / 2, video_id=video_id)
+            found = tx.run("memory/dedup_exact", items=query_items, min_score=(1 + threshold) / 2, source_id=source_id)
         else:
             found = tx.run("memory/dedup_candidates", items=query_items, k=settings.memory.dedup_candidates,
-                           min_score=(1 + threshold) / 2, video_id=video_id)
+                           min_score=(1 + threshold) / 2, source_id=source_id)
         for r in found:  # rows come best-first per item; a fact with another value is never a restatement
             if _may_merge(items[r["item"]], r):
                 matches.setdefault(r["item"], r["memory_id"])
@@ -156,14 +156,14 @@ def write_clip_memories(
     rows = sorted(unique.values(), key=lambda r: r["order"])
 
     if rows:
-        tx.run("memory/upsert", clip_key=ckey, video_id=video_id, clip_index=clip_index, rows=rows)
+        tx.run("memory/upsert", clip_key=ckey, source_id=source_id, clip_index=clip_index, rows=rows)
         fresh = [r for r in rows if r["refresh"] and r["slot_key"]]
         if fresh:
-            tx.run("facts/link_things", rows=[r | {"video_id": video_id} for r in fresh])
+            tx.run("facts/link_things", rows=[r | {"source_id": source_id} for r in fresh])
     stale = sorted(prior - {r["memory_id"] for r in rows})
     if stale:
         tx.run("memory/retract", clip_key=ckey, memory_ids=stale)
-    refresh_slots(tx, video_id, [r["slot_key"] for r in rows] + [r["slot_key"] for r in prior_rows],
+    refresh_slots(tx, source_id, [r["slot_key"] for r in rows] + [r["slot_key"] for r in prior_rows],
                   prune=bool(stale))  # only a retracted memory can leave a named thing without facts
     tx.run("clip/refresh_search_text", clip_keys=[ckey, *_moved_to(prior_rows, set(stale), ckey)])
     changed = set_clip_votes(tx, settings, ckey, all_votes, vote_sources)
@@ -199,12 +199,12 @@ def set_clip_votes(tx: Tx, settings: Settings, ckey: str, votes: Sequence[Equiva
     return refresh_characters(tx, settings, seeds) if seeds else 0
 
 
-def record_clip_votes(tx: Tx, settings: Settings, video_id: str, clip_index: int,
+def record_clip_votes(tx: Tx, settings: Settings, source_id: str, clip_index: int,
                       votes: Sequence[EquivalenceVote], source: str | Sequence[str]) -> int:
     """Sets the clip's votes of `source` (one source or several, e.g. the resolve step's meta-clip and on-screen
     votes in one write) to exactly `votes`."""
-    ckey = clip_key(video_id, clip_index)
-    if tx.single("graph/get_clip", video_id=video_id, clip_index=clip_index) is None:
+    ckey = clip_key(source_id, clip_index)
+    if tx.single("graph/get_clip", source_id=source_id, clip_index=clip_index) is None:
         raise NotFoundError(f"clip {ckey} does not exist; register it before recording votes")
     _check_entities(tx, [], votes)
     return set_clip_votes(tx, settings, ckey, votes, (source,) if isinstance(source, str) else tuple(source))

@@ -73,7 +73,7 @@ def refresh_character_names(tx: Tx, char_ids: Iterable[int]) -> int:
     return int(tx.one("characters/set_names", rows=rows)["changed"]) if rows else 0
 
 
-def refresh_name_slots(tx: Tx, video_id: str, slot_keys: Iterable[str | None]) -> int:
+def refresh_name_slots(tx: Tx, source_id: str, slot_keys: Iterable[str | None]) -> int:
     """After the versions of these slots of one source were recomputed: renames the characters whose name a name
     slot among them decides (a face's or voice's `face_3 · name`; a speaker's `nora · name`, which names the
     speakers of the source). Returns how many names changed; does nothing without a name slot."""
@@ -82,7 +82,7 @@ def refresh_name_slots(tx: Tx, video_id: str, slot_keys: Iterable[str | None]) -
         return 0
     entities = sorted({int(m.group(1)) for k in keys if (m := _ENTITY_NAME_SLOT.match(k))})
     speakers = any(not _ENTITY_NAME_SLOT.match(k) for k in keys)
-    rows = tx.run("facts/name_slot_characters", video_id=video_id, entity_ids=entities, speakers=speakers)
+    rows = tx.run("facts/name_slot_characters", source_id=source_id, entity_ids=entities, speakers=speakers)
     return refresh_character_names(tx, [r["char_id"] for r in rows])
 
 

@@ -156,7 +156,7 @@ def rank_in_results(ex: Executor, settings: Settings, results: Sequence[ClipResu
             s = p["cos"]
             if i == 0 and reach is not None and (s is None or reach > s):
                 s = reach  # the file's best passage is as relevant as the hit that reached the file
-            key = (p["video_id"], p["clip_index"])
+            key = (p["source_id"], p["clip_index"])
             extra.setdefault(key, []).append(render_memory(p, s))
             clip_rows.setdefault(key, p)
             out.shown.append(p["memory_id"])
@@ -165,7 +165,7 @@ def rank_in_results(ex: Executor, settings: Settings, results: Sequence[ClipResu
                 out.citations.append(cited)
     placed: set[tuple[str, int]] = set()
     for clip in results:
-        key = (clip.video_id, clip.clip_index)
+        key = (clip.source_id, clip.clip_index)
         kept = [m for m in clip.memories if m.memory_id not in surrogate]
         if key in extra:
             kept += extra[key]
@@ -176,7 +176,7 @@ def rank_in_results(ex: Executor, settings: Settings, results: Sequence[ClipResu
         if key not in placed:
             row = clip_rows[key]
             started = row["started_at"]
-            out.results.append(ClipResult(video_id=key[0], clip_index=key[1], start_s=row["start_s"],
+            out.results.append(ClipResult(source_id=key[0], clip_index=key[1], start_s=row["start_s"],
                                           end_s=row["end_s"], memories=memories, score=memories[0].score,
                                           started_at=started.to_native() if hasattr(started, "to_native")
                                           else started))

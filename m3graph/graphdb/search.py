@@ -84,7 +84,7 @@ def _clip_result(row: dict[str, Any], by_clip: bool, view: VersionView = CURRENT
     memories = [render_memory(m | {"clip_index": row["clip_index"]}, None if by_clip else m["score"])
                 for m in row["memories"] if view.visible(m)]
     score = row["cosine"] if by_clip else max((m.score for m in memories if m.score is not None), default=None)
-    return ClipResult(video_id=row["video_id"], clip_index=row["clip_index"], start_s=row["start_s"],
+    return ClipResult(source_id=row["source_id"], clip_index=row["clip_index"], start_s=row["start_s"],
                       end_s=row["end_s"], score=score, memories=memories, started_at=_native(row["started_at"]),
                       rank=row.get("score"))
 
@@ -162,7 +162,7 @@ class MemorySearch:
             rows = self.ex.read("search/clips_exact", **params)
         else:
             rows = self._index_search("search/clips_index", params, k + len(exclude))
-        return [(r["video_id"], r["clip_index"], to_cosine(r["score"])) for r in rows]
+        return [(r["source_id"], r["clip_index"], to_cosine(r["score"])) for r in rows]
 
     def _index_search(self, name: str, params: dict[str, Any], want: int) -> list[dict[str, Any]]:
         n = max(100, want * self.cfg.overfetch)
@@ -174,7 +174,7 @@ class MemorySearch:
 
     def all_videos(self) -> list[str]:
         """Every source's id: a scope of no sources is all of them."""
-        return [r["video_id"] for r in self.ex.read("search/all_videos")]
+        return [r["source_id"] for r in self.ex.read("search/all_videos")]
 
     # -- one statement per search ------------------------------------------------------------------------
     def plan(self, spec: SearchSpec) -> SearchPlan:
@@ -215,16 +215,16 @@ class MemorySearch:
     # -- the tools ----------------------------------------------------------------------------------------
     def clips(self, refs: Sequence[tuple[str, int]], episodic_only: bool = False,
               scores: dict[tuple[str, int], float] | None = None) -> list[ClipResult]:
-        rows = self.ex.read("search/clip_memories", clips=[{"video_id": v, "clip_index": c} for v, c in refs],
+        rows = self.ex.read("search/clip_memories", clips=[{"source_id": v, "clip_index": c} for v, c in refs],
                             episodic_only=episodic_only)
         out = []
         for r in rows:
             memories = [render_memory(m | {"clip_index": r["clip_index"]}) for m in r["memories"]]
-            out.append(ClipResult(video_id=r["video_id"], clip_index=r["clip_index"], start_s=r["start_s"],
-                                  end_s=r["end_s"], score=(scores or {}).get((r["video_id"], r["clip_index"])),
+            out.append(ClipResult(source_id=r["source_id"], clip_index=r["clip_index"], start_s=r["start_s"],
+                                  end_s=r["end_s"], score=(scores or {}).get((r["source_id"], r["clip_index"])),
                                   memories=memories, started_at=_native(r["started_at"])))
         order = {ref: i for i, ref in enumerate(refs)}
-        return sorted(out, key=lambda c: order[(c.video_id, c.clip_index)])
+        return sorted(out, key=lambda c: order[(c.source_id, c.clip_index)])
 
     def _attach(self, found: list[ClipResult], videos: list[str] | None, before_clip: int | None
                 ) -> list[ClipResult]:
@@ -238,12 +238,12 @@ class MemorySearch:
         if not rows:
             return found
         via = {r["memory_id"]: r["via"] for r in rows}
-        extra = {(c.video_id, c.clip_index): c.model_copy(update={"memories": [
+        extra = {(c.source_id, c.clip_index): c.model_copy(update={"memories": [
                      m.model_copy(update={"attached_to": via[m.memory_id]}) for m in c.memories]})
                  for c in self._group(list(via), {})}
         out = []
         for c in found:
-            more = extra.pop((c.video_id, c.clip_index), None)
+            more = extra.pop((c.source_id, c.clip_index), None)
             out.append(c if more is None else c.model_copy(update={"memories": sorted(
                 [*c.memories, *more.memories], key=lambda m: (m.order_in_clip, m.memory_id))}))
         return out + list(extra.values())
@@ -253,26 +253,26 @@ class MemorySearch:
         by_clip: dict[tuple[str, int], list[RenderedMemory]] = {}
         meta: dict[tuple[str, int], dict[str, Any]] = {}
         for r in rows:
-            key = (r["video_id"], r["clip_index"])
+            key = (r["source_id"], r["clip_index"])
             by_clip.setdefault(key, []).append(render_memory(r, scores.get(r["memory_id"])))
             meta[key] = r
-        return [ClipResult(video_id=v, clip_index=c, start_s=meta[(v, c)]["start_s"], end_s=meta[(v, c)]["end_s"],
+        return [ClipResult(source_id=v, clip_index=c, start_s=meta[(v, c)]["start_s"], end_s=meta[(v, c)]["end_s"],
                            score=max((m.score for m in mems if m.score is not None), default=None),
                            memories=sorted(mems, key=lambda m: m.order_in_clip),
                            started_at=_native(meta[(v, c)]["started_at"]))
                 for (v, c), mems in sorted(by_clip.items())]
 
-    def clip_end(self, video_id: str, clip_index: int) -> float | None:
+    def clip_end(self, source_id: str, clip_index: int) -> float | None:
         """Where a clip ends on its source's timeline (an `as_of` clip point), None when there is no such clip."""
-        rows = self.ex.read("graph/get_clip", video_id=video_id, clip_index=clip_index)
+        rows = self.ex.read("graph/get_clip", source_id=source_id, clip_index=clip_index)
         return float(rows[0]["end_s"] or 0.0) if rows else None
 
-    def fetch_clip(self, video_id: str, clip_index: int, before_clip: int | None = None, before: int = 0,
+    def fetch_clip(self, source_id: str, clip_index: int, before_clip: int | None = None, before: int = 0,
                    after: int = 0) -> list[ClipResult]:
         """A clip by id, optionally with its NEXT-chain neighbours; never past `before_clip`."""
-        rows = self.ex.read("search/neighbour_clips", video_id=video_id, clip_index=clip_index, before=before,
+        rows = self.ex.read("search/neighbour_clips", source_id=source_id, clip_index=clip_index, before=before,
                             after=after, before_clip=before_clip)
-        return self.clips([(video_id, r["clip_index"]) for r in rows])
+        return self.clips([(source_id, r["clip_index"]) for r in rows])
 
     def characters_named(self, name: str, videos: Sequence[str] | None = None,
                          before_clip: int | None = None) -> list[tuple[int, int]]:

@@ -68,7 +68,7 @@ def said_line(row: dict[str, Any], label: Label) -> SaidLine | None:
     who = f"{' '.join(name.split())} {tag}" if name else tag
     key = ("character", int(char)) if char is not None else (kind, number)
     body = match.group("body").strip().strip("\"“”").strip()
-    return SaidLine(label(str(row["video_id"]), int(row["clip_index"])), who, key, body)
+    return SaidLine(label(str(row["source_id"]), int(row["clip_index"])), who, key, body)
 
 
 def similarity(quote: str, body: str) -> float:

@@ -81,15 +81,15 @@ class MemoryGraph:
     def _register_tx(self, tx: Tx, clip: ClipInfo, faces: Sequence[FaceCluster], voices: Sequence[VoiceCluster],
                      video_name: str | None) -> tuple[list[Resolution], list[Resolution]]:
         tx.run("graph/upsert_clip", clips=[clip.upsert_params(video_name)])
-        face_res, _ = resolve(tx, self.settings, "face", clip.video_id, clip.clip_index, faces)
-        voice_res, _ = resolve(tx, self.settings, "voice", clip.video_id, clip.clip_index, voices)
+        face_res, _ = resolve(tx, self.settings, "face", clip.source_id, clip.clip_index, faces)
+        voice_res, _ = resolve(tx, self.settings, "voice", clip.source_id, clip.clip_index, voices)
         votes = []
         if len(face_res) == 1 and len(voice_res) == 1:
             votes = [EquivalenceVote(face_id=face_res[0].entity_id, voice_id=voice_res[0].entity_id,
                                      source="meta-clip")]
         elif self.settings.memory.on_screen_votes:
             votes = self._on_screen_votes(tx, clip, faces, voices, face_res, voice_res)
-        record_clip_votes(tx, self.settings, clip.video_id, clip.clip_index, votes, ("meta-clip", "on-screen"))
+        record_clip_votes(tx, self.settings, clip.source_id, clip.clip_index, votes, ("meta-clip", "on-screen"))
         return face_res, voice_res
 
     def _on_screen_votes(self, tx: Tx, clip: ClipInfo, faces: Sequence[FaceCluster], voices: Sequence[VoiceCluster],
@@ -124,7 +124,7 @@ class MemoryGraph:
 
         def work(tx: Tx) -> tuple[list[Resolution], list[Resolution]]:
             out = self._register_tx(tx, clip, faces, voices, video_name)
-            clip_state.set_state_tx(tx, clip.video_id, clip.clip_index, ClipState.RESOLVED)
+            clip_state.set_state_tx(tx, clip.source_id, clip.clip_index, ClipState.RESOLVED)
             return out
 
         return self.ex.write_tx(work, label="resolve_clip")
@@ -133,52 +133,52 @@ class MemoryGraph:
     def plan_clips(self, clips: Sequence[ClipInfo], video_name: str | None = None) -> None:
         clip_state.plan(self.ex, clips, video_name)
 
-    def mark_perceived(self, video_id: str, clip_index: int) -> bool:
-        return clip_state.mark_perceived(self.ex, video_id, clip_index)
+    def mark_perceived(self, source_id: str, clip_index: int) -> bool:
+        return clip_state.mark_perceived(self.ex, source_id, clip_index)
 
-    def set_clip_state(self, video_id: str, clip_index: int, state: ClipState, reason: str | None = None) -> bool:
-        return clip_state.set_state(self.ex, video_id, clip_index, state, reason)
+    def set_clip_state(self, source_id: str, clip_index: int, state: ClipState, reason: str | None = None) -> bool:
+        return clip_state.set_state(self.ex, source_id, clip_index, state, reason)
 
-    def set_clip_status(self, video_id: str, clip_index: int, status: str, detail: str | None = None) -> None:
+    def set_clip_status(self, source_id: str, clip_index: int, status: str, detail: str | None = None) -> None:
         """Older name of `set_clip_state` ("done" is `memorized`), kept for callers outside ingestion."""
-        self.set_clip_state(video_id, clip_index, ClipState.MEMORIZED if status == "done" else ClipState(status),
+        self.set_clip_state(source_id, clip_index, ClipState.MEMORIZED if status == "done" else ClipState(status),
                             detail)
 
-    def clip_states(self, video_id: str) -> list[ClipProgress]:
+    def clip_states(self, source_id: str) -> list[ClipProgress]:
         """Every clip of the video with its state, reason and time, in clip order."""
-        return clip_state.states(self.ex, video_id)
+        return clip_state.states(self.ex, source_id)
 
-    def unresolved_before(self, video_id: str, clip_index: int) -> list[int]:
-        return clip_state.unresolved_before(self.ex, video_id, clip_index)
+    def unresolved_before(self, source_id: str, clip_index: int) -> list[int]:
+        return clip_state.unresolved_before(self.ex, source_id, clip_index)
 
-    def clip_identities(self, video_id: str, clip_index: int) -> tuple[dict[int, int], dict[int, int]]:
+    def clip_identities(self, source_id: str, clip_index: int) -> tuple[dict[int, int], dict[int, int]]:
         """A resolved clip's (face label → entity id, voice label → entity id), without resolving it again."""
         faces, voices = (
-            {r["label"]: r["entity_id"] for r in self.ex.read(name, video_id=video_id, clip_index=clip_index)}
+            {r["label"]: r["entity_id"] for r in self.ex.read(name, source_id=source_id, clip_index=clip_index)}
             for name in ("identity/face_resolved", "identity/voice_resolved"))
         return faces, voices
 
-    def clip_memory_ids(self, video_id: str, clip_index: int) -> list[str]:
+    def clip_memory_ids(self, source_id: str, clip_index: int) -> list[str]:
         """The memories this clip supports now (what a failed re-memorization keeps)."""
-        return [r["memory_id"] for r in self.ex.read("memory/clip_state", clip_key=clip_key(video_id, clip_index),
-                                                     video_id=video_id)]
+        return [r["memory_id"] for r in self.ex.read("memory/clip_state", clip_key=clip_key(source_id, clip_index),
+                                                     source_id=source_id)]
 
-    def resolve_faces(self, video_id: str, clip_index: int, clusters: Sequence[FaceCluster]) -> list[Resolution]:
-        return self.ex.write_tx(lambda tx: resolve(tx, self.settings, "face", video_id, clip_index, clusters)[0],
+    def resolve_faces(self, source_id: str, clip_index: int, clusters: Sequence[FaceCluster]) -> list[Resolution]:
+        return self.ex.write_tx(lambda tx: resolve(tx, self.settings, "face", source_id, clip_index, clusters)[0],
                                 label="resolve_faces")
 
-    def resolve_voices(self, video_id: str, clip_index: int, clusters: Sequence[VoiceCluster]) -> list[Resolution]:
-        return self.ex.write_tx(lambda tx: resolve(tx, self.settings, "voice", video_id, clip_index, clusters)[0],
+    def resolve_voices(self, source_id: str, clip_index: int, clusters: Sequence[VoiceCluster]) -> list[Resolution]:
+        return self.ex.write_tx(lambda tx: resolve(tx, self.settings, "voice", source_id, clip_index, clusters)[0],
                                 label="resolve_voices")
 
-    def write_memories(self, video_id: str, clip_index: int, memories: Sequence[MemoryIn],
+    def write_memories(self, source_id: str, clip_index: int, memories: Sequence[MemoryIn],
                        votes: Sequence[EquivalenceVote] = ()) -> MemoryWriteSummary:
         """Replaces this clip's memories and memory-sourced votes (equivalence lines become votes too)."""
         return self.ex.write_tx(
-            lambda tx: write_clip_memories(tx, self.settings, video_id, clip_index, memories, votes, ("memory",)),
+            lambda tx: write_clip_memories(tx, self.settings, source_id, clip_index, memories, votes, ("memory",)),
             label="write_memories")
 
-    def write_memorization(self, video_id: str, clip_index: int, memories: Sequence[MemoryIn],
+    def write_memorization(self, source_id: str, clip_index: int, memories: Sequence[MemoryIn],
                            state: ClipState = ClipState.MEMORIZED, reason: str | None = None) -> MemoryWriteSummary:
         """The *memorize* step's write: `write_memories` and the clip's state in ONE transaction.
 
@@ -187,22 +187,22 @@ class MemoryGraph:
         """
 
         def work(tx: Tx) -> MemoryWriteSummary:
-            summary = write_clip_memories(tx, self.settings, video_id, clip_index, memories, (), ("memory",))
-            clip_state.set_state_tx(tx, video_id, clip_index, state, reason)
+            summary = write_clip_memories(tx, self.settings, source_id, clip_index, memories, (), ("memory",))
+            clip_state.set_state_tx(tx, source_id, clip_index, state, reason)
             return summary
 
         return self.ex.write_tx(work, label="write_memorization")
 
-    def record_votes(self, video_id: str, clip_index: int, votes: Sequence[EquivalenceVote],
+    def record_votes(self, source_id: str, clip_index: int, votes: Sequence[EquivalenceVote],
                      source: str = "meta-clip") -> int:
         """Sets the clip's votes from one non-memory source (a meta-clip, an import, a manual fix)."""
 
         return self.ex.write_tx(
-            lambda tx: record_clip_votes(tx, self.settings, video_id, clip_index, votes, source),
+            lambda tx: record_clip_votes(tx, self.settings, source_id, clip_index, votes, source),
             label="record_votes")
 
-    def video_exists(self, video_id: str) -> bool:
-        return bool(self.ex.read("graph/video_exists", video_id=video_id))
+    def video_exists(self, source_id: str) -> bool:
+        return bool(self.ex.read("graph/video_exists", source_id=source_id))
 
     def allocate_entity_ids(self, n: int) -> int:
         """Reserves `n` consecutive entity ids (a failed write only leaves a gap); returns the first."""
@@ -237,14 +237,14 @@ class MemoryGraph:
 
     # -- maintenance -----------------------------------------------------------------------------------
     # Each delete commits in the graph first, then removes the files under data_dir (m3graph.data_files).
-    def delete_clip(self, video_id: str, clip_index: int) -> None:
-        stored = deletion.delete_clip(self.ex, self.settings, video_id, clip_index)
-        data_files.delete_clip_files(self.settings, video_id, clip_index)
+    def delete_clip(self, source_id: str, clip_index: int) -> None:
+        stored = deletion.delete_clip(self.ex, self.settings, source_id, clip_index)
+        data_files.delete_clip_files(self.settings, source_id, clip_index)
         remove_stored(self.settings, stored)  # shared files no other session holds (graphdb/files.py)
 
-    def delete_video(self, video_id: str) -> int:
-        n, stored = deletion.delete_video(self.ex, self.settings, video_id)
-        data_files.delete_video_files(self.settings, video_id)
+    def delete_video(self, source_id: str) -> int:
+        n, stored = deletion.delete_video(self.ex, self.settings, source_id)
+        data_files.delete_video_files(self.settings, source_id)
         remove_stored(self.settings, stored)
         return n
 
@@ -254,14 +254,14 @@ class MemoryGraph:
         summary = deletion.delete_character(self.ex, self.settings, char_id)
         return summary | data_files.delete_person_files(self.settings, evidence)
 
-    def counts(self, video_id: str | None = None) -> dict[str, int]:
-        return {r["label"]: int(r["n"] or 0) for r in self.ex.read("graph/counts", video_id=video_id)}
+    def counts(self, source_id: str | None = None) -> dict[str, int]:
+        return {r["label"]: int(r["n"] or 0) for r in self.ex.read("graph/counts", source_id=source_id)}
 
     def characters_of(self, entity_ids: Sequence[int]) -> dict[int, int]:
         return {r["entity_id"]: r["char_id"] for r in self.ex.read("graph/characters_of", ids=list(entity_ids))}
 
-    def clip(self, video_id: str, clip_index: int) -> dict[str, Any] | None:
-        rows = self.ex.read("graph/get_clip", video_id=video_id, clip_index=clip_index)
+    def clip(self, source_id: str, clip_index: int) -> dict[str, Any] | None:
+        rows = self.ex.read("graph/get_clip", source_id=source_id, clip_index=clip_index)
         return rows[0] if rows else None
 
 

@@ -24,26 +24,26 @@ VideoId = str
 _VIDEO_ID = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$"
 
 
-def check_video_id(video_id: str) -> str:
+def check_video_id(source_id: str) -> str:
     """Refuses, naming it, an id the graph cannot hold; entry points call it before any file or node is written
     (a video id also names files under the data directory, so a path separator must never get through)."""
-    if not isinstance(video_id, str) or not re.fullmatch(_VIDEO_ID, video_id):
-        raise InvalidInputError(f"invalid video id {video_id!r}: use 1-128 ASCII letters, digits and . _ : - "
+    if not isinstance(source_id, str) or not re.fullmatch(_VIDEO_ID, source_id):
+        raise InvalidInputError(f"invalid video id {source_id!r}: use 1-128 ASCII letters, digits and . _ : - "
                                 "starting with a letter or digit")
-    return video_id
+    return source_id
 
 
 class ClipRef(_Frozen):
-    video_id: str = Field(pattern=_VIDEO_ID)
+    source_id: str = Field(pattern=_VIDEO_ID)
     clip_index: int = Field(ge=0)
 
     @property
     def key(self) -> str:
-        return clip_key(self.video_id, self.clip_index)
+        return clip_key(self.source_id, self.clip_index)
 
 
-def clip_key(video_id: str, clip_index: int) -> str:
-    return f"{video_id}#{clip_index}"
+def clip_key(source_id: str, clip_index: int) -> str:
+    return f"{source_id}#{clip_index}"
 
 
 class ClipInfo(ClipRef):
@@ -67,9 +67,9 @@ class ClipInfo(ClipRef):
 
     def upsert_params(self, video_name: str | None = None) -> dict[str, Any]:
         """The parameters of graph/upsert_clip: one place, so every writer of a Clip sets the same properties."""
-        return {"video_id": self.video_id, "clip_index": self.clip_index, "start_s": self.start_s,
+        return {"source_id": self.source_id, "clip_index": self.clip_index, "start_s": self.start_s,
                 "end_s": self.end_s, "uri": self.uri, "started_at": self.started_at,
-                "video_name": video_name or self.video_id}
+                "video_name": video_name or self.source_id}
 
     @model_validator(mode="after")
     def _ordered(self) -> ClipInfo:
@@ -142,7 +142,7 @@ class RenderedMemory(_Frozen):
 
 
 class ClipResult(_Frozen):
-    video_id: str
+    source_id: str
     clip_index: int
     start_s: float | None
     end_s: float | None

@@ -62,15 +62,15 @@ def publish_folder(settings: Settings, keys: Iterable[str | None], folder: Path)
         folder.rmdir()
 
 
-def load_faces(settings: Settings, video_id: str, index: int) -> list[FaceCluster]:
+def load_faces(settings: Settings, source_id: str, index: int) -> list[FaceCluster]:
     """A clip's stored face perception (NotFoundError when the clip was not perceived)."""
     return keyed_faces(settings, FACES.validate_json(
-        media_store(settings).get_bytes(ClipFiles(settings, video_id, index).faces_key)))
+        media_store(settings).get_bytes(ClipFiles(settings, source_id, index).faces_key)))
 
 
-def load_voices(settings: Settings, video_id: str, index: int) -> list[VoiceCluster]:
+def load_voices(settings: Settings, source_id: str, index: int) -> list[VoiceCluster]:
     return keyed_voices(settings, VOICES.validate_json(
-        media_store(settings).get_bytes(ClipFiles(settings, video_id, index).voices_key)))
+        media_store(settings).get_bytes(ClipFiles(settings, source_id, index).voices_key)))
 
 
 def local_crops(settings: Settings, clusters: list[FaceCluster]) -> list[FaceCluster]:

@@ -84,14 +84,14 @@ QUESTIONS = [
 ]
 
 
-def demo_request(question: str, video_id: str = DEMO_VIDEO) -> SearchRequest:
+def demo_request(question: str, source_id: str = DEMO_VIDEO) -> SearchRequest:
     """How the demo searches: the controller's clip search over the demo video."""
-    return SearchRequest(query=question, videos=(video_id,))
+    return SearchRequest(query=question, videos=(source_id,))
 
 
 @dataclass
 class DemoResult:
-    video_id: str
+    source_id: str
     clips: int
     faces: dict[str, int]
     voices: dict[str, int]
@@ -110,7 +110,7 @@ def _tagged(text: str, faces: dict[str, int], voices: dict[str, int]) -> str:
     return text
 
 
-def load_demo(graph: MemoryGraph, embedder: TextEmbedder, video_id: str = DEMO_VIDEO,
+def load_demo(graph: MemoryGraph, embedder: TextEmbedder, source_id: str = DEMO_VIDEO,
               progress: Callable[[int, int], None] | None = None) -> DemoResult:
     """Ingests the script clip by clip; re-running it changes nothing (every step is keyed by video and clip).
     `progress(done, total)` is called after each clip (the CLI prints it; a library caller may pass nothing)."""
@@ -140,15 +140,15 @@ def load_demo(graph: MemoryGraph, embedder: TextEmbedder, video_id: str = DEMO_V
         # Clip, face and voice resolution and the paper's meta-clip vote (one face and one voice alone in a clip
         # are the same person), as real ingestion registers a clip.
         face_res, voice_res = graph.register_clip(
-            ClipInfo(video_id=video_id, clip_index=index, start_s=start, end_s=start + clip_s), face_clusters,
+            ClipInfo(source_id=source_id, clip_index=index, start_s=start, end_s=start + clip_s), face_clusters,
             voice_clusters, video_name="Demo: breakfast in the kitchen")
         faces.update({name: res.entity_id for res, name in zip(face_res, clip["faces"], strict=True)})
         voices.update({name: res.entity_id for res, name in zip(voice_res, names, strict=True)})
         texts = [(kind, _tagged(t, faces, voices)) for kind in ("episodic", "semantic") for t in clip[kind]]
         vectors = embedder.embed([t for _, t in texts])
-        graph.write_memories(video_id, index, [
+        graph.write_memories(source_id, index, [
             MemoryIn(kind=kind, text=text, embedding=vec.tolist())
             for (kind, text), vec in zip(texts, vectors, strict=True)])
         if progress is not None:
             progress(index + 1, len(SCRIPT))
-    return DemoResult(video_id=video_id, clips=len(SCRIPT), faces=faces, voices=voices)
+    return DemoResult(source_id=source_id, clips=len(SCRIPT), faces=faces, voices=voices)

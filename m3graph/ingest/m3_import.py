@@ -79,7 +79,7 @@ class ImportSummary(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    video_id: str
+    source_id: str
     source: str
     replaced: bool
     clips: int
@@ -370,9 +370,9 @@ def _write_crops(folder: Path, entities: Sequence[_Entity]) -> tuple[dict[tuple[
 SPEAKER_MODELS_NOT_IN_PICKLES = frozenset({"campplus"})
 
 
-def _entity_row(e: _Entity, video_id: str, configured_dim: int | None, crop_uri: dict[int, str]
+def _entity_row(e: _Entity, source_id: str, configured_dim: int | None, crop_uri: dict[int, str]
                 ) -> dict[str, Any]:
-    ckey = clip_key(video_id, e.clip)
+    ckey = clip_key(source_id, e.clip)
     prefix = f"{ckey}#import-{e.kind[0]}{e.old_id}"
     obs = [f"{prefix}#{i:03d}" for i in range(e.vectors.shape[0])]
     state = EntityState(e.new_id, e.vectors, [1.0] * len(obs), obs, created=True)
@@ -394,7 +394,7 @@ def _entity_row(e: _Entity, video_id: str, configured_dim: int | None, crop_uri:
     return row
 
 
-def _votes(parsed: _Parsed, mapping: dict[EntityRef, int], video_id: str) -> list[dict[str, Any]]:
+def _votes(parsed: _Parsed, mapping: dict[EntityRef, int], source_id: str) -> list[dict[str, Any]]:
     """One row per (face, voice) pair with all its evidence strings (see the module docstring)."""
     pairs: dict[tuple[int, int], dict[str, Any]] = {}
     for t in parsed.texts:
@@ -403,7 +403,7 @@ def _votes(parsed: _Parsed, mapping: dict[EntityRef, int], video_id: str) -> lis
         tags = parse_tags(t.text)
         faces = [n for k, n in tags if k == "face" and ("face", n) in mapping]
         voices = [n for k, n in tags if k == "voice" and ("voice", n) in mapping]
-        ckey = clip_key(video_id, t.clip)
+        ckey = clip_key(source_id, t.clip)
         for f in faces:
             for v in voices:
                 w = parsed.edges.get((t.old_id, v), parsed.edges.get((t.old_id, f)))
@@ -414,7 +414,7 @@ def _votes(parsed: _Parsed, mapping: dict[EntityRef, int], video_id: str) -> lis
                 row["evidence"].extend(f"{ckey}|import:{t.old_id}:{k}" for k in range(1, n + 1))
                 row["clips"].append(t.clip)
     return [{"face_id": f, "voice_id": v, "evidence": row["evidence"],
-             "first_clip": clip_key(video_id, min(row["clips"])), "last_clip": clip_key(video_id, max(row["clips"]))}
+             "first_clip": clip_key(source_id, min(row["clips"])), "last_clip": clip_key(source_id, max(row["clips"]))}
             for (f, v), row in sorted(pairs.items())]
 
 
@@ -431,7 +431,7 @@ def _embed(embedder: TextEmbedder, texts: Sequence[str], dim: int) -> np.ndarray
     return vecs / norms
 
 
-def import_pickle(graph: MemoryGraph, path: Path, video_id: str, embedder: TextEmbedder, replace: bool = False, *,
+def import_pickle(graph: MemoryGraph, path: Path, source_id: str, embedder: TextEmbedder, replace: bool = False, *,
                   max_bytes: int = DEFAULT_MAX_BYTES, save_crops: bool = True) -> ImportSummary:
     """Imports one research ``VideoGraph`` pickle as video `video_id`; see the module docstring for the mapping.
 
@@ -440,16 +440,16 @@ def import_pickle(graph: MemoryGraph, path: Path, video_id: str, embedder: TextE
     """
     settings = graph.settings
     try:
-        ClipRef(video_id=video_id, clip_index=0)
+        ClipRef(source_id=source_id, clip_index=0)
     except ValidationError as exc:
-        raise InvalidInputError(f"invalid video id {video_id!r}: {exc.errors()[0]['msg']}") from None
+        raise InvalidInputError(f"invalid video id {source_id!r}: {exc.errors()[0]['msg']}") from None
     path = Path(path)
     parsed = parse_videograph(load_videograph(path, max_bytes), settings)
     warnings = list(parsed.warnings)
 
-    exists = graph.video_exists(video_id)
+    exists = graph.video_exists(source_id)
     if exists and not replace:
-        raise VideoExistsError(f"video {video_id} already exists; import with replace=True to delete and re-import it")
+        raise VideoExistsError(f"video {source_id} already exists; import with replace=True to delete and re-import it")
 
     # New entity ids first (a failed import only leaves a gap in the counter), then the texts that use them.
     ents = parsed.entities
@@ -484,8 +484,8 @@ def import_pickle(graph: MemoryGraph, path: Path, video_id: str, embedder: TextE
 
     # Crops go to a private folder first and are moved into place only after the graph write committed.
     # Staged beside (not inside) the video's folder: replacing a video deletes that folder with the old video.
-    import_dir = settings.data_dir / "imports" / video_id
-    staging = import_dir.parent / f".faces-{video_id}-{uuid.uuid4().hex}"
+    import_dir = settings.data_dir / "imports" / source_id
+    staging = import_dir.parent / f".faces-{source_id}-{uuid.uuid4().hex}"
     crop_uris: dict[tuple[int, int], str] = {}
     crops_written = crops_invalid = 0
     if save_crops:
@@ -493,16 +493,16 @@ def import_pickle(graph: MemoryGraph, path: Path, video_id: str, embedder: TextE
         if crops_invalid:
             warnings.append(f"{crops_invalid} face crop(s) were not base64 JPEG/PNG images; not written")
     final_faces = import_dir / "faces"
-    crop_uris = {k: f"imports/{video_id}/faces/{name}" for k, name in crop_uris.items()}  # storage keys
+    crop_uris = {k: f"imports/{source_id}/faces/{name}" for k, name in crop_uris.items()}  # storage keys
 
     face_dim, voice_dim = settings.identity.face_dim, settings.identity.voice_dim
-    face_rows = [_entity_row(e, video_id, face_dim, {i: crop_uris[(e.new_id, i)] for i in range(len(e.contents))
+    face_rows = [_entity_row(e, source_id, face_dim, {i: crop_uris[(e.new_id, i)] for i in range(len(e.contents))
                                                       if (e.new_id, i) in crop_uris})
                  for e in ents if e.kind == "face"]
     # The research code's voices are ERes2NetV2 (192-d), as wide as CAM++'s but another model's space: with CAM++
     # configured they must stay out of the voice index like any other model's vectors.
     same_voice_model = settings.perception.speaker_embedder not in SPEAKER_MODELS_NOT_IN_PICKLES
-    voice_rows = [_entity_row(e, video_id, voice_dim if same_voice_model else None, {})
+    voice_rows = [_entity_row(e, source_id, voice_dim if same_voice_model else None, {})
                   for e in ents if e.kind == "voice"]
     if not same_voice_model and voice_rows:
         warnings.append(f"{len(voice_rows)} voice(s) kept out of the voice index: research pickles hold ERes2NetV2 "
@@ -513,7 +513,7 @@ def import_pickle(graph: MemoryGraph, path: Path, video_id: str, embedder: TextE
     episodic_n: dict[int, int] = {}
     duplicates = 0
     for t, vec in zip(parsed.texts, vectors, strict=True):
-        ckey = clip_key(video_id, t.clip)
+        ckey = clip_key(source_id, t.clip)
         if t.kind == "episodic":
             memory_id = f"{ckey}#e{episodic_n.get(t.clip, 0)}"
             episodic_n[t.clip] = episodic_n.get(t.clip, 0) + 1
@@ -532,16 +532,16 @@ def import_pickle(graph: MemoryGraph, path: Path, video_id: str, embedder: TextE
         })
     if duplicates:
         warnings.append(f"{duplicates} semantic statement(s) repeated verbatim within a clip were merged")
-    vote_rows = _votes(parsed, mapping, video_id)
-    clip_infos = [ClipInfo(video_id=video_id, clip_index=c, start_s=settings.clip_seconds * c,
+    vote_rows = _votes(parsed, mapping, source_id)
+    clip_infos = [ClipInfo(source_id=source_id, clip_index=c, start_s=settings.clip_seconds * c,
                            end_s=settings.clip_seconds * (c + 1)) for c in parsed.clips]
 
-    rows = ImportRows(video_id=video_id, source=path.name, format=FORMAT, clips=clip_infos, faces=face_rows,
+    rows = ImportRows(source_id=source_id, source=path.name, format=FORMAT, clips=clip_infos, faces=face_rows,
                       voices=voice_rows, memories=memory_rows, votes=vote_rows, entity_ids=[e.new_id for e in ents])
 
     if exists:
-        graph.delete_video(video_id)
-        log.info("import of %s: deleted the existing video before re-importing", video_id)
+        graph.delete_video(source_id)
+        log.info("import of %s: deleted the existing video before re-importing", source_id)
     try:
         graph.write_import(rows)
     except BaseException:
@@ -568,11 +568,11 @@ def import_pickle(graph: MemoryGraph, path: Path, video_id: str, embedder: TextE
 
     characters = graph.characters_of([e.new_id for e in ents]) if ents else {}
     for message in warnings:
-        log.warning("import of %s from %s: %s", video_id, path.name, message)
+        log.warning("import of %s from %s: %s", source_id, path.name, message)
     voices = [e for e in ents if e.kind == "voice"]
     faces = [e for e in ents if e.kind == "face"]
     return ImportSummary(
-        video_id=video_id, source=str(path), replaced=exists, clips=len(clip_infos), faces=len(faces),
+        source_id=source_id, source=str(path), replaced=exists, clips=len(clip_infos), faces=len(faces),
         voices=len(voices), faces_unindexed=sum(1 for r in face_rows if r["unit"] is None),
         voices_unindexed=sum(1 for r in voice_rows if r["unit"] is None),
         face_dim=faces[0].vectors.shape[1] if faces else None,

@@ -78,7 +78,7 @@ class Window:
 
 @dataclass(frozen=True)
 class VideoPlan:
-    video_id: str
+    source_id: str
     windows: list[Window]
     has_audio: bool = True
 
@@ -86,34 +86,34 @@ class VideoPlan:
         for w in self.windows:
             if w.index == index:
                 return w
-        raise NotFoundError(f"video {self.video_id} has no clip {index}")
+        raise NotFoundError(f"video {self.source_id} has no clip {index}")
 
     @property
     def duration_s(self) -> float:
         return max((w.end_s for w in self.windows), default=0.0)
 
 
-def _plan_key(video_id: str) -> str:
-    return f"videos/{video_id}/plan.json"
+def _plan_key(source_id: str) -> str:
+    return f"videos/{source_id}/plan.json"
 
 
 def save_plan(settings: Settings, plan: VideoPlan) -> None:
-    media_store(settings).put_bytes(_plan_key(plan.video_id), json.dumps(
-        {"video_id": plan.video_id, "has_audio": plan.has_audio,
+    media_store(settings).put_bytes(_plan_key(plan.source_id), json.dumps(
+        {"source_id": plan.source_id, "has_audio": plan.has_audio,
          "windows": [w.__dict__ for w in plan.windows]}).encode("utf-8"))
 
 
-def load_plan(settings: Settings, video_id: str) -> VideoPlan:
-    check_video_id(video_id)
+def load_plan(settings: Settings, source_id: str) -> VideoPlan:
+    check_video_id(source_id)
     try:
-        data = json.loads(media_store(settings).get_bytes(_plan_key(video_id)))
+        data = json.loads(media_store(settings).get_bytes(_plan_key(source_id)))
     except NotFoundError:
-        return VideoPlan(video_id=video_id, windows=[])
-    return VideoPlan(video_id=data["video_id"], has_audio=data["has_audio"],
+        return VideoPlan(source_id=source_id, windows=[])
+    return VideoPlan(source_id=data["source_id"], has_audio=data["has_audio"],
                      windows=[Window(**w) for w in data["windows"]])
 
 
-def plan_video(settings: Settings, source: Path, video_id: str, append: bool = False) -> VideoPlan:
+def plan_video(settings: Settings, source: Path, source_id: str, append: bool = False) -> VideoPlan:
     """Probes `source` (clear errors for bad input) and fixes its clip windows.
 
     With `append`, the file continues the video's timeline (live mode: each new file of a stream becomes the
@@ -121,21 +121,21 @@ def plan_video(settings: Settings, source: Path, video_id: str, append: bool = F
     """
     from m3graph.ingest.video import plan_clips, probe, resolved_source
 
-    check_video_id(video_id)  # before any file is written: the id names the plan's path
+    check_video_id(source_id)  # before any file is written: the id names the plan's path
     resolved = resolved_source(source)
-    existing = load_plan(settings, video_id) if append else VideoPlan(video_id=video_id, windows=[])
+    existing = load_plan(settings, source_id) if append else VideoPlan(source_id=source_id, windows=[])
     if any(w.source == resolved for w in existing.windows):
         return existing
     info = probe(source, settings)
     first, offset = len(existing.windows), existing.duration_s
     source_key = None
     if not media_store(settings).is_local:  # workers on other hosts cut from the store's copy
-        source_key = f"videos/{video_id}/inputs/{first:05d}{Path(resolved).suffix.lower()[:8]}"
+        source_key = f"videos/{source_id}/inputs/{first:05d}{Path(resolved).suffix.lower()[:8]}"
         media_store(settings).put_file(source_key, Path(resolved))
     added = [Window(index=first + w.index, start_s=offset + w.start_s, end_s=offset + w.end_s, source=resolved,
                     source_start_s=w.start_s, source_key=source_key)
              for w in plan_clips(info.duration_s, settings.clip_seconds)]
-    plan = VideoPlan(video_id=video_id, windows=existing.windows + added,
+    plan = VideoPlan(source_id=source_id, windows=existing.windows + added,
                      has_audio=existing.has_audio if existing.windows else info.has_audio)
     save_plan(settings, plan)
     return plan
@@ -144,7 +144,7 @@ def plan_video(settings: Settings, source: Path, video_id: str, append: bool = F
 def cut_stage(settings: Settings, plan: VideoPlan, index: int) -> ClipWork:
     from m3graph.ingest.video import ClipWindow, cut_clip, extract_audio
 
-    work = ClipWork(settings, plan.video_id, index)
+    work = ClipWork(settings, plan.source_id, index)
     w = plan.window(index)
     store = media_store(settings)
     work.clip.parent.mkdir(parents=True, exist_ok=True)
@@ -176,12 +176,12 @@ def faces_stage(settings: Settings, plan: VideoPlan, index: int) -> list[FaceClu
     from m3graph.ingest.video import sample_frames
     from m3graph.perception.faces import perceive_faces
 
-    work = ClipWork(settings, plan.video_id, index)
+    work = ClipWork(settings, plan.source_id, index)
     if (raw := stored_bytes(settings, work.faces_key)) is not None:
         cached = keyed_faces(settings, _FACES.validate_json(raw))
         if _widths(o.embedding for c in cached for o in c.observations) <= {settings.identity.face_dim}:
             return cached
-        log.info("clip %s#%d: cached faces come from another face model; perceiving again", plan.video_id, index)
+        log.info("clip %s#%d: cached faces come from another face model; perceiving again", plan.source_id, index)
     frames = sample_frames(fetch(settings, work.clip_key), settings.fps, settings)
     clusters = keyed_faces(settings, perceive_faces(frames, settings, work.crops, plan.window(index).start_s))
     publish_folder(settings, (o.crop_uri for c in clusters for o in c.observations), work.crops)
@@ -192,12 +192,12 @@ def faces_stage(settings: Settings, plan: VideoPlan, index: int) -> list[FaceClu
 def voices_stage(settings: Settings, plan: VideoPlan, index: int) -> list[VoiceCluster]:
     from m3graph.perception.voices import perceive_voices
 
-    work = ClipWork(settings, plan.video_id, index)
+    work = ClipWork(settings, plan.source_id, index)
     if (raw := stored_bytes(settings, work.voices_key)) is not None:
         cached = keyed_voices(settings, _VOICES.validate_json(raw))
         if _widths(u.embedding for c in cached for u in c.utterances) <= {settings.identity.voice_dim}:
             return cached
-        log.info("clip %s#%d: cached voices come from another speaker model; perceiving again", plan.video_id, index)
+        log.info("clip %s#%d: cached voices come from another speaker model; perceiving again", plan.source_id, index)
     start = plan.window(index).start_s
     audio = scratch_copy(settings, work.audio_key)
     clusters = keyed_voices(settings, perceive_voices(audio, settings, start, work.snippets) if audio else [])
@@ -208,7 +208,7 @@ def voices_stage(settings: Settings, plan: VideoPlan, index: int) -> list[VoiceC
 
 @dataclass(frozen=True)
 class ClipReport:
-    video_id: str
+    source_id: str
     clip_index: int
     faces: list[int]
     voices: list[int]
@@ -230,12 +230,12 @@ class Resolved:
     created: int = 0
 
 
-def _record_failure(graph: MemoryGraph, video_id: str, index: int, state: ClipState, reason: str) -> None:
+def _record_failure(graph: MemoryGraph, source_id: str, index: int, state: ClipState, reason: str) -> None:
     """Best effort: the failure itself is what the caller raises; a second error must not hide it."""
     try:
-        graph.set_clip_state(video_id, index, state, reason[:2000])
+        graph.set_clip_state(source_id, index, state, reason[:2000])
     except Exception:  # noqa: BLE001 - the database may be the thing that failed
-        log.warning("could not record %s of %s#%d", state.value, video_id, index, exc_info=True)
+        log.warning("could not record %s of %s#%d", state.value, source_id, index, exc_info=True)
 
 
 def resolve_clip(graph: MemoryGraph, plan: VideoPlan, index: int) -> Resolved:
@@ -244,13 +244,13 @@ def resolve_clip(graph: MemoryGraph, plan: VideoPlan, index: int) -> Resolved:
     Must run in clip order per video (the ids it allocates are the `<face_N>` tags later clips see). A failure
     leaves the graph as it was and marks the clip `resolve_failed` with the reason.
     """
-    faces = load_faces(graph.settings, plan.video_id, index)
-    voices = load_voices(graph.settings, plan.video_id, index)
+    faces = load_faces(graph.settings, plan.source_id, index)
+    voices = load_voices(graph.settings, plan.source_id, index)
     clip = clip_infos(graph.settings, plan, [index])[0]
     try:
-        face_res, voice_res = graph.resolve_clip(clip, faces, voices, video_name=plan.video_id)
+        face_res, voice_res = graph.resolve_clip(clip, faces, voices, video_name=plan.source_id)
     except Exception as exc:
-        _record_failure(graph, plan.video_id, index, ClipState.RESOLVE_FAILED, f"{type(exc).__name__}: {exc}")
+        _record_failure(graph, plan.source_id, index, ClipState.RESOLVE_FAILED, f"{type(exc).__name__}: {exc}")
         raise
     return Resolved({r.label: r.entity_id for r in face_res}, {r.label: r.entity_id for r in voice_res},
                     sum(r.created for r in [*face_res, *voice_res]))
@@ -283,19 +283,19 @@ def memorize_clip(graph: MemoryGraph, embedder: TextEmbedder, memorizer: Memoriz
     raise `MemorizeFailedError` (after the state is recorded); a model that answered garbage does not.
     """
     settings = graph.settings
-    work = ClipWork(settings, plan.video_id, index)
+    work = ClipWork(settings, plan.source_id, index)
     if resolved is None:
-        states = {p.clip_index: p for p in graph.clip_states(plan.video_id)}
+        states = {p.clip_index: p for p in graph.clip_states(plan.source_id)}
         if index not in states or not states[index].resolved:
-            raise NotFoundError(f"clip {plan.video_id}#{index} is not resolved yet; ingest it before memorizing")
-        face_ids, voice_ids = graph.clip_identities(plan.video_id, index)
+            raise NotFoundError(f"clip {plan.source_id}#{index} is not resolved yet; ingest it before memorizing")
+        face_ids, voice_ids = graph.clip_identities(plan.source_id, index)
         resolved = Resolved(face_ids, voice_ids)
-    faces = local_crops(settings, load_faces(settings, plan.video_id, index))
-    voices = load_voices(settings, plan.video_id, index)
+    faces = local_crops(settings, load_faces(settings, plan.source_id, index))
+    voices = load_voices(settings, plan.source_id, index)
     w = plan.window(index)
     clip_path = scratch_copy(settings, work.clip_key) or work.clip
     perception = ClipPerception(
-        video_id=plan.video_id, clip_index=index, start_s=w.start_s, end_s=w.end_s, clip_path=str(clip_path),
+        source_id=plan.source_id, clip_index=index, start_s=w.start_s, end_s=w.end_s, clip_path=str(clip_path),
         faces=[(resolved.face_ids[c.label], c) for c in faces],
         voices=[(resolved.voice_ids[c.label], c) for c in voices])
     memo: Memorization | None = None
@@ -311,30 +311,30 @@ def memorize_clip(graph: MemoryGraph, embedder: TextEmbedder, memorizer: Memoriz
         assert memo is not None
         try:
             memories = _embed(embedder, memo)
-            graph.write_memorization(plan.video_id, index, memories, ClipState.MEMORIZED)
+            graph.write_memorization(plan.source_id, index, memories, ClipState.MEMORIZED)
         except Exception as exc:  # the write is one transaction: nothing of it happened
-            _record_failure(graph, plan.video_id, index, ClipState.MEMORIZE_FAILED,
+            _record_failure(graph, plan.source_id, index, ClipState.MEMORIZE_FAILED,
                             f"{type(exc).__name__}: {exc}; previous memories kept")
-            raise MemorizeFailedError(f"writing the memories of clip {plan.video_id}#{index} failed: "
+            raise MemorizeFailedError(f"writing the memories of clip {plan.source_id}#{index} failed: "
                                       f"{type(exc).__name__}: {exc}; the clip is marked memorize_failed") from exc
         written = len(memories)
     else:
-        log.warning("memorizing clip %s#%d failed: %s", plan.video_id, index, failure)
-        kept = graph.clip_memory_ids(plan.video_id, index)
+        log.warning("memorizing clip %s#%d failed: %s", plan.source_id, index, failure)
+        kept = graph.clip_memory_ids(plan.source_id, index)
         if settings.llm.memorize_on_failure == "perception" and not kept:
             fallback = memo if memo is not None else PerceptionMemorizer(settings.perception).memorize(perception)
             memories = _embed(embedder, fallback)
-            graph.write_memorization(plan.video_id, index, memories, ClipState.MEMORIZE_FAILED,
+            graph.write_memorization(plan.source_id, index, memories, ClipState.MEMORIZE_FAILED,
                                      f"{failure}; perception memories written"[:2000])
             written = len(memories)
         else:
             why = f"{failure}; {len(kept)} previous memories kept" if kept else f"{failure}; no memories written"
-            _record_failure(graph, plan.video_id, index, ClipState.MEMORIZE_FAILED, why)
+            _record_failure(graph, plan.source_id, index, ClipState.MEMORIZE_FAILED, why)
         if cause is not None:
-            raise MemorizeFailedError(f"memorizing clip {plan.video_id}#{index} failed: {failure}; the clip is "
-                                      f"marked memorize_failed (`m3graph memorize {plan.video_id} --failed` "
+            raise MemorizeFailedError(f"memorizing clip {plan.source_id}#{index} failed: {failure}; the clip is "
+                                      f"marked memorize_failed (`m3graph memorize {plan.source_id} --failed` "
                                       "redoes it)") from cause
-    return ClipReport(plan.video_id, index, sorted(resolved.face_ids.values()), sorted(resolved.voice_ids.values()),
+    return ClipReport(plan.source_id, index, sorted(resolved.face_ids.values()), sorted(resolved.voice_ids.values()),
                       resolved.created, written, failure)
 
 
@@ -347,42 +347,42 @@ def commit_clip(graph: MemoryGraph, embedder: TextEmbedder, memorizer: Memorizer
 Progress = Callable[[str, int, int, str], None]  # (video, clip index, clip count, stage)
 
 
-def ingest_video_inprocess(graph: MemoryGraph, embedder: TextEmbedder, source: Path, video_id: str,
+def ingest_video_inprocess(graph: MemoryGraph, embedder: TextEmbedder, source: Path, source_id: str,
                            memorizer: Memorizer | None = None, progress: Progress | None = None,
                            append: bool = False) -> list[ClipReport]:
     """The whole workflow without a broker: faces and voices of a clip in parallel threads, clips in order."""
     settings = graph.settings
     memorizer = memorizer or PerceptionMemorizer(settings.perception)
-    plan = plan_video(settings, source, video_id, append=append)  # refuses bad input before anything else
+    plan = plan_video(settings, source, source_id, append=append)  # refuses bad input before anything else
     resolved = str(source.resolve())
     reports = []
     indexes = [w.index for w in plan.windows if w.source == resolved]
-    graph.plan_clips(clip_infos(settings, plan, indexes), video_name=video_id)
+    graph.plan_clips(clip_infos(settings, plan, indexes), video_name=source_id)
     failed: list[tuple[int, str]] = []
     for index in indexes:
         note = progress or (lambda *_: None)
-        note(video_id, index, len(plan.windows), "cut")
+        note(source_id, index, len(plan.windows), "cut")
         cut_stage(settings, plan, index)
-        note(video_id, index, len(plan.windows), "perceive")
+        note(source_id, index, len(plan.windows), "perceive")
         with ThreadPoolExecutor(max_workers=2) as pool:
             f = pool.submit(faces_stage, settings, plan, index)
             v = pool.submit(voices_stage, settings, plan, index)
             f.result(), v.result()
-        graph.mark_perceived(video_id, index)
-        note(video_id, index, len(plan.windows), "resolve")
+        graph.mark_perceived(source_id, index)
+        note(source_id, index, len(plan.windows), "resolve")
         done = resolve_clip(graph, plan, index)
-        note(video_id, index, len(plan.windows), "memorize")
+        note(source_id, index, len(plan.windows), "memorize")
         try:
             reports.append(memorize_clip(graph, embedder, memorizer, plan, index, done))
         except MemorizeFailedError as exc:  # recorded on the clip; later clips still resolve and memorize
             cause = exc.__cause__ or exc
             failed.append((index, f"{type(cause).__name__}: {cause}"))
             continue
-        note(video_id, index, len(plan.windows), "done")
+        note(source_id, index, len(plan.windows), "done")
     if failed:
         clips = ", ".join(str(i) for i, _ in failed)
-        raise MemorizeFailedError(f"video {video_id}: memorizing clip(s) {clips} failed ({failed[0][1]}); previous "
-                                  f"memories kept; `m3graph memorize {video_id} --failed` redoes them")
+        raise MemorizeFailedError(f"video {source_id}: memorizing clip(s) {clips} failed ({failed[0][1]}); previous "
+                                  f"memories kept; `m3graph memorize {source_id} --failed` redoes them")
     return reports
 
 
@@ -391,6 +391,6 @@ def clip_infos(settings: Settings, plan: VideoPlan, indexes: list[int]) -> list[
     out = []
     for i in indexes:
         w = plan.window(i)
-        out.append(ClipInfo(video_id=plan.video_id, clip_index=i, start_s=w.start_s, end_s=w.end_s,
-                            uri=ClipWork(settings, plan.video_id, i).clip_key))
+        out.append(ClipInfo(source_id=plan.source_id, clip_index=i, start_s=w.start_s, end_s=w.end_s,
+                            uri=ClipWork(settings, plan.source_id, i).clip_key))
     return out

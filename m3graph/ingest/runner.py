@@ -53,14 +53,14 @@ def _n(count: int, word: str, plural: str | None = None) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {plural or word + 's'}"
 
 
-def summary(graph: Any, video_id: str, reports: Sequence[dict[str, Any]]) -> str:
+def summary(graph: Any, source_id: str, reports: Sequence[dict[str, Any]]) -> str:
     """Entities found in this run's clips of one video; characters come from the graph (after merges)."""
     faces = sorted({f for r in reports for f in r["faces"]})
     voices = sorted({v for r in reports for v in r["voices"]})
     chars = set(graph.characters_of(faces + voices).values()) if faces or voices else set()
     memories = sum(int(r["memories"]) for r in reports)
     created = sum(int(r["new_entities"]) for r in reports)
-    return (f"{video_id}: {_n(len(reports), 'clip')} ingested: {_n(len(faces), 'face')}, "
+    return (f"{source_id}: {_n(len(reports), 'clip')} ingested: {_n(len(faces), 'face')}, "
             f"{_n(len(voices), 'voice')}, {_n(len(chars), 'character')}, {_n(memories, 'memory', 'memories')}, "
             f"{_n(created, 'new entity', 'new entities')}")
 
@@ -114,7 +114,7 @@ Runner = Callable[..., list[str]]  # (settings, [(source, video id)], view, appe
 
 
 def run_ingest(settings: Settings, videos: list[Path], live_dir: Path | None, runner: Runner | None,
-               video_id: str | None, view: ProgressSink) -> None:
+               source_id: str | None, view: ProgressSink) -> None:
     """Ingests in this process, or with `runner` (`m3graph.tasks.follow.run_celery`: queue and follow workers).
 
     The Celery runner is passed in rather than imported, so this package never imports `m3graph.tasks`
@@ -126,12 +126,12 @@ def run_ingest(settings: Settings, videos: list[Path], live_dir: Path | None, ru
     if not view.tty:
         _quiet_library_bars()
     run = runner or _inprocess
-    sources = [(p, video_id or _video_id(p)) for p in videos]
+    sources = [(p, source_id or _video_id(p)) for p in videos]
     failed: list[str] = []
     if sources:
         failed += run(settings, sources, view)
     if live_dir is not None:
-        failed += _live(settings, live_dir, video_id, run, view)
+        failed += _live(settings, live_dir, source_id, run, view)
     if failed:
         raise IngestFailed(failed)
 
@@ -149,10 +149,10 @@ def _quiet_library_bars() -> None:
         hf_logging.disable_progress_bar()
 
 
-def _live(settings: Settings, live_dir: Path, video_id: str | None, run: Runner, view: ProgressSink) -> list[str]:
+def _live(settings: Settings, live_dir: Path, source_id: str | None, run: Runner, view: ProgressSink) -> list[str]:
     from m3graph.ingest.live import watch_clips
 
-    live_id = video_id or _video_id(live_dir)
+    live_id = source_id or _video_id(live_dir)
     stop = threading.Event()
     failed: list[str] = []
     view.message(f"watching {live_dir}: each new file continues video {live_id} (Ctrl-C to stop)")

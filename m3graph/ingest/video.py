@@ -72,9 +72,9 @@ class ClipWindow:
     def duration_s(self) -> float:
         return self.end_s - self.start_s
 
-    def to_clip_info(self, video_id: str, uri: str | None = None, offset_s: float = 0.0) -> ClipInfo:
+    def to_clip_info(self, source_id: str, uri: str | None = None, offset_s: float = 0.0) -> ClipInfo:
         """The store's view of this window; `offset_s` shifts it onto a longer timeline (live mode)."""
-        return ClipInfo(video_id=video_id, clip_index=self.index, start_s=offset_s + self.start_s,
+        return ClipInfo(source_id=source_id, clip_index=self.index, start_s=offset_s + self.start_s,
                         end_s=offset_s + self.end_s, uri=uri)
 
 

@@ -18,13 +18,13 @@ from m3graph.settings import Settings
 def ingest_runner(settings: Settings, use_celery: bool = False) -> IngestRun:
     """An `IngestRun` for the service's jobs: video files, or with `live` one directory to watch."""
 
-    def run(paths: list[Path], live: bool, video_id: str | None, log: JobLog) -> None:
+    def run(paths: list[Path], live: bool, source_id: str | None, log: JobLog) -> None:
         runner: Runner | None = None
         if use_celery:
             from m3graph.tasks.follow import run_celery
 
             runner = run_celery
         videos, live_dir = ([], paths[0]) if live else (paths, None)
-        run_ingest(settings, videos, live_dir, runner, video_id, view=log)
+        run_ingest(settings, videos, live_dir, runner, source_id, view=log)
 
     return run

@@ -151,14 +151,14 @@ class McpService(MemoryService):
         root = next(r for r in self.files_roots if local.is_relative_to(r))
         return self._ingest_conversation(conv, root)
 
-    def ingest(self, paths: Sequence[str], live: bool = False, video_id: str | None = None) -> JobStatus:
+    def ingest(self, paths: Sequence[str], live: bool = False, source_id: str | None = None) -> JobStatus:
         if not paths:
             raise InvalidInputError("give at least one path")
         if live and len(paths) != 1:
             raise InvalidInputError("live ingestion watches one directory: give exactly one path")
-        if video_id is not None:
-            check_video_id(video_id)
+        if source_id is not None:
+            check_video_id(source_id)
             if len(paths) > 1:
                 raise InvalidInputError("video_id names one video: give one path")
         files = [self._local_file(p, directory=live) for p in paths]
-        return self.jobs.start(files, live, video_id).status()
+        return self.jobs.start(files, live, source_id).status()

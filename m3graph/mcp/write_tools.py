@@ -69,14 +69,14 @@ def write_tools(server: MCPServer, svc: McpService) -> None:
                                                                     "root.")],
         live: Annotated[bool, Field(description="Watch the one directory given and ingest each new clip "
                                                 "file as it appears, until the server stops.")] = False,
-        video_id: Annotated[str | None, Field(description="Id for a single video (default: the file name).")]
+        source_id: Annotated[str | None, Field(description="Id for a single video (default: the file name).")]
         = None,
     ) -> CallToolResult:
         """Start ingesting videos in the background (30 s clips, faces, voices, memorization), and return a job
         at once. Poll ingest_status with its job_id for each video's clip, stage and progress lines; clips
         become searchable as they finish."""
         with errors("ingest"):
-            return send(svc.ingest(paths, live, video_id))
+            return send(svc.ingest(paths, live, source_id))
 
     @tool(server, READ)
     def ingest_status(

@@ -87,7 +87,7 @@ def latest_date(ex: Executor, videos: Sequence[str] | None, before_clip: int | N
         return None
     days: list[date] = []
     for video in videos:
-        for row in ex.read("explore/sessions", video_id=video):
+        for row in ex.read("explore/sessions", source_id=video):
             started = row.get("started_at")
             if started is None or (before_clip is not None and row["clip_index"] > before_clip):
                 continue

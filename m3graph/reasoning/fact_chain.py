@@ -136,7 +136,7 @@ def _first_hits(tools: MemoryTools, question: str, k: int) -> list[tuple[str, Re
     embed = query_embed(tools.embedder)
     results = run_search(tools.search, lambda q: [float(x) for x in embed([q])[0]],
                          tools.request(question, "node", k))
-    hits = [(r.video_id, m) for r in results for m in r.memories]
+    hits = [(r.source_id, m) for r in results for m in r.memories]
     return sorted(hits, key=lambda h: -(h[1].score if h[1].score is not None else -2.0))
 
 

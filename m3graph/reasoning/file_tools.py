@@ -115,7 +115,7 @@ def list_files(ex: Executor, argument: str, videos: Sequence[str] | None, before
         said = f' Shared with: "{turn.text}"' if turn is not None else ""
         line = (f"file {r['name']} ({r['kind']}, {r['mime']}, {r['size']} bytes), shared on {_when(r['shared_at'])} "
                 f"in turn {r['turn_id']}; {r['surrogates']} surrogate passages; ref {r['sha256'][:16]}.{said}")
-        out.knowledge.setdefault((r["video_id"], r["clip_index"]), []).append(line)
+        out.knowledge.setdefault((r["source_id"], r["clip_index"]), []).append(line)
         out.files.append(r["sha256"])
     if not rows:
         out.note = "no shared file matches"
@@ -169,7 +169,7 @@ def look_at_file(ex: Executor, settings: Settings, argument: str, videos: Sequen
             break
         kept.append(line[:budget])
         budget -= len(kept[-1])
-    out.knowledge[(f["video_id"], f["clip_index"])] = kept
+    out.knowledge[(f["source_id"], f["clip_index"])] = kept
     return out
 
 

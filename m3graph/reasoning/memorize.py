@@ -322,8 +322,8 @@ def _assemble(clip: ClipPerception, parsed: tuple[list[Any], list[Any]] | None, 
     episodic, semantic = validate_memories(*(parsed or ([], [])), {e for e, _ in clip.faces},
                                            {e for e, _ in clip.voices}, report)
     if report.dropped:
-        log.warning("%s", describe_dropped(f"clip {clip.video_id}#{clip.clip_index}", report.dropped,
-                                           replay=f"m3graph memorize {clip.video_id} --replay"))
+        log.warning("%s", describe_dropped(f"clip {clip.source_id}#{clip.clip_index}", report.dropped,
+                                           replay=f"m3graph memorize {clip.source_id} --replay"))
     if keep_perception or parsed is None:
         known = {t.lower() for t in episodic}
         episodic = [t for t in PerceptionMemorizer(config).memorize(clip).episodic if t.lower() not in known] + episodic
@@ -393,9 +393,9 @@ class ReplayMemorizer:
         self.keep_perception = settings.llm.memorize_keep_perception
 
     def memorize(self, clip: ClipPerception) -> Memorization:
-        raw = self.raw_by_clip.get((clip.video_id, clip.clip_index))
+        raw = self.raw_by_clip.get((clip.source_id, clip.clip_index))
         if raw is None:
-            raise NotFoundError(f"no stored model output for clip {clip.video_id}#{clip.clip_index}")
+            raise NotFoundError(f"no stored model output for clip {clip.source_id}#{clip.clip_index}")
         report = ParseReport()
         try:
             parsed: tuple[list[Any], list[Any]] | None = parse_memory_output(raw)

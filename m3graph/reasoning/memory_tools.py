@@ -109,9 +109,9 @@ class MemoryTools:
         self._last_vector: tuple[str, list[float]] | None = None
 
     # -- presentation --------------------------------------------------------------------------------
-    def label(self, video_id: str, clip_index: int) -> str:
+    def label(self, source_id: str, clip_index: int) -> str:
         single = self.videos is not None and len(self.videos) == 1
-        return f"CLIP_{clip_index}" if single else f"{video_id}/CLIP_{clip_index}"
+        return f"CLIP_{clip_index}" if single else f"{source_id}/CLIP_{clip_index}"
 
     def _knowledge(self, results: Sequence[ClipResult]) -> tuple[dict[str, list[str]], list[str]]:
         """What the model sees, in clip order (as the reference showed evidence), and the clip keys shown in the
@@ -122,8 +122,8 @@ class MemoryTools:
         shown = [(r, lines) for r in results
                  if (lines := [name(_reader_line(m)) for m in r.memories if not is_equivalence(m.raw_text)])]
         knowledge: dict[str, list[str]] = {}
-        for r, lines in sorted(shown, key=lambda x: (x[0].video_id, x[0].clip_index)):
-            label = self.label(r.video_id, r.clip_index)
+        for r, lines in sorted(shown, key=lambda x: (x[0].source_id, x[0].clip_index)):
+            label = self.label(r.source_id, r.clip_index)
             knowledge[label] = lines
             when = clip_time(r)
             if when:
@@ -133,7 +133,7 @@ class MemoryTools:
             for m, line in zip((m for m in r.memories if not is_equivalence(m.raw_text)), lines, strict=True):
                 if m.score is not None:
                     self.line_scores[(label, line)] = m.score
-        return knowledge, [clip_key(r.video_id, r.clip_index) for r, _ in shown]
+        return knowledge, [clip_key(r.source_id, r.clip_index) for r, _ in shown]
 
     def _vector(self, query: str) -> list[float]:
         if self._last_vector is not None and self._last_vector[0] == query:

@@ -20,7 +20,7 @@ from m3graph.settings import PerceptionConfig
 class ClipPerception:
     """One clip after identity resolution: clusters paired with the persistent entity ids they resolved to."""
 
-    video_id: str
+    source_id: str
     clip_index: int
     start_s: float
     end_s: float

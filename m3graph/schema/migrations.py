@@ -107,16 +107,16 @@ def backfill_fact_slots(executor: Executor, batch: int = BACKFILL_BATCH) -> int:
     for page in pages(executor, "schema/slot_page", "memory_id", batch):
         rows = []
         for r in page:
-            props = slot_properties(r["video_id"], "semantic", r["text"], False) if r["text"] else None
+            props = slot_properties(r["source_id"], "semantic", r["text"], False) if r["text"] else None
             if props and props["slot_key"]:
-                rows.append({"memory_id": r["memory_id"], "video_id": r["video_id"], **props})
-                touched.setdefault(r["video_id"], set()).add(props["slot_key"])
+                rows.append({"memory_id": r["memory_id"], "source_id": r["source_id"], **props})
+                touched.setdefault(r["source_id"], set()).add(props["slot_key"])
         if rows:
             executor.write("schema/set_slots", rows=rows)
             executor.write("facts/link_things", rows=rows)
             changed += len(rows)
-    for video_id, keys in sorted(touched.items()):
-        versions = version_rows(executor.read("facts/slot_assertions", video_id=video_id, slot_keys=sorted(keys)))
+    for source_id, keys in sorted(touched.items()):
+        versions = version_rows(executor.read("facts/slot_assertions", source_id=source_id, slot_keys=sorted(keys)))
         if versions:
             executor.write("facts/set_versions", rows=versions)
     return changed

@@ -51,7 +51,7 @@ def cite(graph: MemoryGraph, clips: Sequence[ClipHit]) -> list[ClipHit]:
     for c in clips:
         date = c.started_at.isoformat() if c.started_at else None
         memories = [m.model_copy(update={
-            "clip": clip_key(c.video_id, c.clip_index), "turn_id": turns.get(m.memory_id), "date": date,
+            "clip": clip_key(c.source_id, c.clip_index), "turn_id": turns.get(m.memory_id), "date": date,
             "names": [person(k, names.get(k)) for k in _tagged(m.text)] or None,
             "cite": cite_as(m.text)}) for m in c.memories]
         out.append(c.model_copy(update={"memories": memories}))

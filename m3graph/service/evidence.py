@@ -34,7 +34,7 @@ class MediaRef(Result):
     """A stored media file and the clip that references it (what a `/media` link names)."""
 
     uri: str | None = None
-    video_id: str
+    source_id: str
     clip_index: int
     text: str | None = None  # a voice snippet's transcript
     start_s: float | None = None
@@ -128,13 +128,13 @@ class Evidence:
         """A character (or the one an alias was merged into) with its crops, snippets, votes and memories."""
         return reads.character(self.graph, char_id, crops_per_face, snippets_per_voice, memory_limit)
 
-    def require_source(self, video_id: str) -> None:
+    def require_source(self, source_id: str) -> None:
         """NotFoundError for a source with no clips."""
-        reads.timeline(self.graph, video_id)
+        reads.timeline(self.graph, source_id)
 
-    def neighbourhood(self, video_id: str, from_clip: int = 0, to_clip: int | None = None,
+    def neighbourhood(self, source_id: str, from_clip: int = 0, to_clip: int | None = None,
                       max_nodes: int = reads.MAX_GRAPH_NODES) -> reads.GraphView:
-        return reads.neighbourhood(self.graph, video_id, from_clip, to_clip, max_nodes)
+        return reads.neighbourhood(self.graph, source_id, from_clip, to_clip, max_nodes)
 
     def face_crops(self, faces: list[int], per: int) -> dict[int, list[MediaRef]]:
         """face entity id -> its best `per` crops (by quality)."""
@@ -146,18 +146,18 @@ class Evidence:
         rows = self.graph.ex.read("explore/voice_snippets", ids=voices, per=per)
         return {int(r["entity_id"]): [MediaRef(**s) for s in r["snippets"]] for r in rows}
 
-    def neighbours(self, video_id: str, clip_index: int) -> Neighbours:
+    def neighbours(self, source_id: str, clip_index: int) -> Neighbours:
         """The clip indexes just before and after one clip of a source (None at either end)."""
-        (row,) = self.graph.ex.read("explore/clip_neighbours", video_id=video_id, clip_index=clip_index)
+        (row,) = self.graph.ex.read("explore/clip_neighbours", source_id=source_id, clip_index=clip_index)
         return Neighbours(previous=next(iter(row["previous"]), None), next=next(iter(row["next"]), None))
 
-    def source_entities(self, video_id: str, limit: int = MAX_PICKER_ENTITIES) -> list[SourceEntity]:
-        rows = self.graph.ex.read("explore/video_entities", video_id=video_id, limit=limit)
+    def source_entities(self, source_id: str, limit: int = MAX_PICKER_ENTITIES) -> list[SourceEntity]:
+        rows = self.graph.ex.read("explore/video_entities", source_id=source_id, limit=limit)
         return [SourceEntity(**r) for r in rows]
 
     def character_sources(self, char_id: int) -> list[str]:
         """The sources where a character (or an alias of it) was seen or heard."""
-        return [str(r["video_id"]) for r in self.graph.ex.read("explore/character_videos", char_id=char_id)]
+        return [str(r["source_id"]) for r in self.graph.ex.read("explore/character_videos", char_id=char_id)]
 
     def characters_named(self, name: str, videos: list[str] | None = None) -> list[Candidate]:
         """The characters the memories give this name, most mentioned first."""
@@ -167,26 +167,26 @@ class Evidence:
         """entity id -> the character it belongs to now (after merges)."""
         return self.graph.characters_of(list(entity_ids))
 
-    def clip_states(self, video_id: str) -> list[ClipProgress]:
+    def clip_states(self, source_id: str) -> list[ClipProgress]:
         """Every clip of a source with its ingestion state, why, and when, in clip order."""
-        return self.graph.clip_states(video_id)
+        return self.graph.clip_states(source_id)
 
     def vote_history(self, char_id: int) -> list[VoteRecord]:
         """The manual identity votes about this character's entities, newest first."""
         return self.graph.vote_history(char_id=char_id)
 
-    def session_files(self, video_id: str, clip_index: int) -> list[SharedFile]:
-        rows = self.graph.ex.read("explore/clip_files", video_id=video_id, clip_index=clip_index)
+    def session_files(self, source_id: str, clip_index: int) -> list[SharedFile]:
+        rows = self.graph.ex.read("explore/clip_files", source_id=source_id, clip_index=clip_index)
         return [SharedFile(**plain(r)) for r in rows]
 
     def stored_file(self, sha256: str) -> tuple[Path, str, str] | None:
         """(path of the held copy, mime, shared name) of a file the graph holds, by its key; None otherwise."""
         return held_copy(self.graph.ex, self.settings, sha256)
 
-    def media_referenced(self, uri: str, video_id: str, clip_index: int) -> bool:
+    def media_referenced(self, uri: str, source_id: str, clip_index: int) -> bool:
         """Whether clip (video_id, clip_index) references `uri` (a crop, a snippet or the clip cut): an indexed
         lookup, so a guessed or planted uri is refused without scanning every observation."""
-        rows = self.graph.ex.read("explore/media_referenced", uri=uri, video_id=video_id, clip_index=clip_index)
+        rows = self.graph.ex.read("explore/media_referenced", uri=uri, source_id=source_id, clip_index=clip_index)
         return bool(rows and rows[0]["referenced"])
 
     def render_texts(self, texts: Sequence[str]) -> list[str]:

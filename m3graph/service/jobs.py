@@ -70,7 +70,7 @@ class IngestJob:
     job_id: str
     paths: list[str]
     live: bool
-    video_id: str | None
+    source_id: str | None
     started: float = field(default_factory=time.time)
     state: str = "running"  # running | watching | done | failed
     error: str | None = None
@@ -80,7 +80,7 @@ class IngestJob:
 
     def status(self) -> JobStatus:
         return JobStatus(
-            job_id=self.job_id, state=self.state, paths=self.paths, live=self.live, video_id=self.video_id,
+            job_id=self.job_id, state=self.state, paths=self.paths, live=self.live, source_id=self.source_id,
             elapsed_s=round((self.finished or time.time()) - self.started, 1), error=self.error,
             videos={vid: JobProgress(clip=index + 1, clips=total, stage=stage, detail=detail)
                     for vid, (index, total, stage, detail) in dict(self.log.current).items()},
@@ -96,11 +96,11 @@ class IngestJobs:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
-    def start(self, paths: list[Path], live: bool, video_id: str | None) -> IngestJob:
+    def start(self, paths: list[Path], live: bool, source_id: str | None) -> IngestJob:
         if self.run is None:
             raise NotFoundError("this server runs no ingestion (no ingest runner was configured)")
         with self._lock:
-            job = IngestJob(f"ingest-{next(self._ids)}", [str(p) for p in paths], live, video_id)
+            job = IngestJob(f"ingest-{next(self._ids)}", [str(p) for p in paths], live, source_id)
             self._jobs[job.job_id] = job
         if live:
             job.state = "watching"
@@ -111,7 +111,7 @@ class IngestJobs:
     def _run(self, job: IngestJob, paths: list[Path]) -> None:
         assert self.run is not None
         try:
-            self.run(paths, job.live, job.video_id, job.log)
+            self.run(paths, job.live, job.source_id, job.log)
         except BaseException as exc:  # noqa: BLE001 - a job's failure is its status, never the server's
             job.state, job.error = "failed", one_line(f"{type(exc).__name__}: {exc}")
         else:

@@ -121,7 +121,7 @@ class Lookup:
 
     # -- sources -------------------------------------------------------------------------------------------
     def source_ids(self) -> list[str]:
-        return [r["video_id"] for r in reads.videos(self.graph)]
+        return [r["source_id"] for r in reads.videos(self.graph)]
 
     def require_sources(self, videos: Sequence[str] | None) -> None:
         """NotFoundError naming the first id that is not a source in the graph, with the closest known ids."""
@@ -133,7 +133,7 @@ class Lookup:
     def source_counts(self, video: str) -> dict[str, int]:
         """Counts of one source only (`lookup/source_counts`); the source must exist."""
         self.require_sources([video])
-        return {r["label"]: int(r["n"] or 0) for r in self.graph.ex.read("lookup/source_counts", video_id=video)}
+        return {r["label"]: int(r["n"] or 0) for r in self.graph.ex.read("lookup/source_counts", source_id=video)}
 
     # -- people --------------------------------------------------------------------------------------------
     def names(self, char_ids: Sequence[int]) -> dict[int, str]:
@@ -149,7 +149,7 @@ class Lookup:
         else:
             self.require_sources([video])
             mentioned = {r["char_id"]: int(r["memories"])
-                         for r in self.graph.ex.read("lookup/source_characters", video_id=video)}
+                         for r in self.graph.ex.read("lookup/source_characters", source_id=video)}
             by_id = {c.char_id: c for c in listed}
             chosen = [(by_id[c], n) for c, n in mentioned.items() if c in by_id]
         names = self.names([c.char_id for c, _ in chosen])
@@ -186,7 +186,7 @@ class Lookup:
         first = [c for c, n in names.items() if n.split() and n.split()[0].casefold() == want]
         exact = sorted(whole or first)
         if exact and videos:  # only the people of these sources
-            seen = {r["char_id"] for v in videos for r in self.graph.ex.read("lookup/source_characters", video_id=v)}
+            seen = {r["char_id"] for v in videos for r in self.graph.ex.read("lookup/source_characters", source_id=v)}
             exact = [c for c in exact if c in seen]
         if exact:
             return [(c, shown(c, names.get(c))) for c in exact], True

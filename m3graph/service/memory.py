@@ -172,9 +172,9 @@ class MemoryService:
                               superseded=m.superseded if m.current is False and m.superseded else None,
                               files=[FileRef(**plain(f)) for f in files[m.memory_id]] if m.memory_id in files else None,
                               slot=m.slot, current=m.current, speaker=_speaker(m.raw_text),
-                              clip=clip_key(result.video_id, result.clip_index))
+                              clip=clip_key(result.source_id, result.clip_index))
                     for m in result.memories if not is_equivalence(m.raw_text)]
-        return ClipHit(video_id=result.video_id, clip_index=result.clip_index, start_s=result.start_s,
+        return ClipHit(source_id=result.source_id, clip_index=result.clip_index, start_s=result.start_s,
                        end_s=result.end_s, started_at=result.started_at, memories=memories,
                        score=result.score if with_scores else None, rank=result.rank if with_scores else None)
 
@@ -251,7 +251,7 @@ class MemoryService:
         view = reads.character(self.graph, int(char_id), memory_limit=MAX_CHARACTER_MEMORIES)
         appearances: dict[str, dict[str, int]] = {}
         for m in view.memories:
-            span = appearances.setdefault(m["video_id"], {"first_clip": m["clip_index"], "last_clip": m["clip_index"]})
+            span = appearances.setdefault(m["source_id"], {"first_clip": m["clip_index"], "last_clip": m["clip_index"]})
             span["first_clip"] = min(span["first_clip"], m["clip_index"])
             span["last_clip"] = max(span["last_clip"], m["clip_index"])
         return CharacterResult(
@@ -264,7 +264,7 @@ class MemoryService:
                             face_character=s["face_char"], voice_character=s["voice_char"]) for s in view.same_as],
             manual_votes=self.graph.vote_history(char_id=view.char_id),
             facts=[m["text"] for m in view.memories if m["kind"] == "semantic" and not is_equivalence(m["text"])],
-            episodes=[Episode(video=m["video_id"], clip=m["clip_index"], text=m["text"], memory_id=m["memory_id"])
+            episodes=[Episode(video=m["source_id"], clip=m["clip_index"], text=m["text"], memory_id=m["memory_id"])
                       for m in view.memories if m["kind"] == "episodic"][:50],
             appearances={v: ClipSpan(**span) for v, span in appearances.items()},
             face_crops={str(k): [c["uri"] for c in v] for k, v in view.crops.items()},

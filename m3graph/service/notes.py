@@ -48,7 +48,7 @@ def note_text(text: str) -> str:
 def claim_notes_source(graph: MemoryGraph, source: str | None) -> str:
     """The notes source a note goes to (created as one when new); InvalidInputError for any other source."""
     source = check_video_id(source or NOTES_SOURCE)
-    row = graph.ex.write("notes/claim_source", video_id=source, adopt=source == NOTES_SOURCE)[0]
+    row = graph.ex.write("notes/claim_source", source_id=source, adopt=source == NOTES_SOURCE)[0]
     if not row["notes"]:
         raise InvalidInputError(f"{source!r} is a video or conversation, not a notes source: an agent's note goes "
                                 f"to {NOTES_SOURCE!r} or to a source id of its own")
@@ -57,7 +57,7 @@ def claim_notes_source(graph: MemoryGraph, source: str | None) -> str:
 
 def release_notes_source(graph: MemoryGraph, source: str) -> None:
     """Removes a notes source a failed note claimed, while it holds no clip."""
-    graph.ex.write("notes/drop_empty_source", video_id=source)
+    graph.ex.write("notes/drop_empty_source", source_id=source)
 
 
 def mark_note(graph: MemoryGraph, source: str, clip: int) -> None:

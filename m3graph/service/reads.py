@@ -37,18 +37,18 @@ def videos(graph: MemoryGraph) -> list[dict[str, Any]]:
     return graph.ex.read("explore/videos")
 
 
-def timeline(graph: MemoryGraph, video_id: str) -> list[dict[str, Any]]:
-    rows = graph.ex.read("explore/video_clips", video_id=video_id)
+def timeline(graph: MemoryGraph, source_id: str) -> list[dict[str, Any]]:
+    rows = graph.ex.read("explore/video_clips", source_id=source_id)
     if not rows:
-        raise NotFoundError(f"no source {video_id!r} in the graph")
+        raise NotFoundError(f"no source {source_id!r} in the graph")
     return rows
 
 
-def clip(graph: MemoryGraph, video_id: str, clip_index: int) -> dict[str, Any]:
-    rows = graph.ex.read("explore/clip", video_id=video_id, clip_index=clip_index)
+def clip(graph: MemoryGraph, source_id: str, clip_index: int) -> dict[str, Any]:
+    rows = graph.ex.read("explore/clip", source_id=source_id, clip_index=clip_index)
     if not rows:
-        raise NotFoundError(f"no clip {clip_index} of {video_id!r} in the graph")
-    [result] = graph.search.clips([(video_id, clip_index)])
+        raise NotFoundError(f"no clip {clip_index} of {source_id!r} in the graph")
+    [result] = graph.search.clips([(source_id, clip_index)])
     out = dict(rows[0])
     out["memories"] = [m.model_dump() for m in result.memories]
     return out
@@ -119,14 +119,14 @@ def named(graph: MemoryGraph, name: str, limit: int = 2000) -> list[CharacterSum
 
 def source_kinds(graph: MemoryGraph) -> dict[str, str]:
     """source id -> "conversation" (a source of sessions, or a facts list or notes), else "video"."""
-    return {str(r["video_id"]): (r["kind"] if r["kind"] not in (None, "video") else
+    return {str(r["source_id"]): (r["kind"] if r["kind"] not in (None, "video") else
                                  "conversation" if r["sessions"] else "video")
             for r in graph.ex.read("explore/source_kinds")}
 
 
 def closest_sources(graph: MemoryGraph, wanted: str, n: int = 5) -> list[str]:
     """The source ids closest to `wanted` (for a 404's suggestions)."""
-    ids = [str(r["video_id"]) for r in videos(graph)]
+    ids = [str(r["source_id"]) for r in videos(graph)]
     return difflib.get_close_matches(wanted, ids, n=n, cutoff=0.4) or ids[:n]
 
 
@@ -227,25 +227,25 @@ def _entity_chars(rows: Iterable[dict[str, Any]]) -> dict[tuple[str, int], int]:
     return _chars(e for r in rows for e in r["entities"])
 
 
-def neighbourhood(graph: MemoryGraph, video_id: str, from_clip: int = 0, to_clip: int | None = None,
+def neighbourhood(graph: MemoryGraph, source_id: str, from_clip: int = 0, to_clip: int | None = None,
                   max_nodes: int = MAX_GRAPH_NODES) -> GraphView:
     """Clip ↔ memories ↔ entities ↔ characters for a span of clips, capped at `max_nodes` drawn nodes. Labels
     name people ("Mia (character_4)"); no label is a raw tag."""
     to = to_clip if to_clip is not None else 2**31 - 1
-    rows = graph.ex.read("explore/graph_rows", video_id=video_id, from_clip=from_clip, to_clip=to,
+    rows = graph.ex.read("explore/graph_rows", source_id=source_id, from_clip=from_clip, to_clip=to,
                          max_memories=max_nodes)
     chars = _entity_chars(rows)
     names = display_names(graph, chars.values())
     b = _Builder(max_nodes)
     for r in rows:
         clip_node = f"clip:{r['clip_key']}"
-        if not b.node(clip_node, "Clip", f"clip {r['clip_index']}", f"/clip/{video_id}/{r['clip_index']}"):
+        if not b.node(clip_node, "Clip", f"clip {r['clip_index']}", f"/clip/{source_id}/{r['clip_index']}"):
             break
         if r["memory_id"] is None:
             continue
         mem_node = f"memory:{r['memory_id']}"
         caption = named_text(r["memory_name"] or "", chars, names)
-        if not b.node(mem_node, "Memory", caption[:60], f"/clip/{video_id}/{r['clip_index']}"):
+        if not b.node(mem_node, "Memory", caption[:60], f"/clip/{source_id}/{r['clip_index']}"):
             break
         b.edge(mem_node, clip_node, "IN_CLIP")
         for entity in r["entities"]:
@@ -276,12 +276,12 @@ def when_label(value: Any) -> str:
     return f"{moment:%a} {moment.day} {moment:%b %Y, %H:%M}"
 
 
-def overview(graph: MemoryGraph, video_id: str, from_clip: int = 0, to_clip: int | None = None,
+def overview(graph: MemoryGraph, source_id: str, from_clip: int = 0, to_clip: int | None = None,
              max_clips: int = MAX_GRAPH_NODES) -> GraphView:
     """A source's clips (a conversation's sessions) and the people in each, without the memories: a clip node
     carries `expand` (the detail endpoint's clip range), which the graph view draws on demand."""
     to = to_clip if to_clip is not None else 2**31 - 1
-    rows = graph.ex.read("explore/graph_overview", video_id=video_id, from_clip=from_clip, to_clip=to,
+    rows = graph.ex.read("explore/graph_overview", source_id=source_id, from_clip=from_clip, to_clip=to,
                          max_clips=max_clips)
     names = display_names(graph, (p[0] for r in rows for p in r["people"]))
     b = _Builder(max_clips + len(names) + 500)
@@ -291,7 +291,7 @@ def overview(graph: MemoryGraph, video_id: str, from_clip: int = 0, to_clip: int
         name = f"Session {r['clip_index'] + 1}" if session else f"CLIP_{r['clip_index']}"
         caption = f"{name} ({r['memories']} memories)" + (f"\n{when}" if when else "")
         clip_node = f"clip:{r['clip_key']}"
-        b.node(clip_node, "Clip", caption, f"/clip/{video_id}/{r['clip_index']}")
+        b.node(clip_node, "Clip", caption, f"/clip/{source_id}/{r['clip_index']}")
         b.nodes[clip_node]["expand"] = int(r["clip_index"])
         for char, n in r["people"]:
             char_node = f"character:{char}"
@@ -337,9 +337,9 @@ class Session:
         return self.clip_index + 1
 
 
-def sessions(graph: MemoryGraph, video_id: str) -> list[Session]:
+def sessions(graph: MemoryGraph, source_id: str) -> list[Session]:
     """A conversation's sessions in order, speakers by name; empty for a video (its clips are no sessions)."""
-    rows = graph.ex.read("explore/sessions", video_id=video_id)
+    rows = graph.ex.read("explore/sessions", source_id=source_id)
     names = display_names(graph, (s["char_id"] for r in rows for s in r["speakers"] if s["char_id"] is not None))
     out = []
     for r in rows:
@@ -377,13 +377,13 @@ class ExplorerReads:
     def source_kinds(self) -> dict[str, str]:
         return source_kinds(self.graph)
 
-    def sessions(self, video_id: str) -> list[Session]:
-        return sessions(self.graph, video_id)
+    def sessions(self, source_id: str) -> list[Session]:
+        return sessions(self.graph, source_id)
 
-    def overview(self, video_id: str, from_clip: int = 0, to_clip: int | None = None,
+    def overview(self, source_id: str, from_clip: int = 0, to_clip: int | None = None,
                  max_clips: int = MAX_GRAPH_NODES) -> GraphView:
-        return overview(self.graph, video_id, from_clip, to_clip, max_clips)
+        return overview(self.graph, source_id, from_clip, to_clip, max_clips)
 
-    def neighbourhood(self, video_id: str, from_clip: int = 0, to_clip: int | None = None,
+    def neighbourhood(self, source_id: str, from_clip: int = 0, to_clip: int | None = None,
                       max_nodes: int = MAX_GRAPH_NODES) -> GraphView:
-        return neighbourhood(self.graph, video_id, from_clip, to_clip, max_nodes)
+        return neighbourhood(self.graph, source_id, from_clip, to_clip, max_nodes)

@@ -7,7 +7,7 @@ MCP tools send `to_json()`, the result's `model_dump()` made JSON-safe by `outpu
 
 The JSON shapes are the tools' documented ones (tests/e2e/test_mcp.py, test_front_ends_agree.py): a field named
 in `omit_none` is left out of the JSON when it is None (a search hit carries `score` only where the vector
-ranking saw it), and a JSON key other than the Python name is an alias (`ClipHit.video_id` is "video"). Each
+ranking saw it), and a JSON key other than the Python name is an alias (`ClipHit.source_id` is "video"). Each
 result carries the ids a caller needs to cite or correct what it shows: the source id and clip index (the clip
 key), the memory id of every memory and fact version, the char id of a person, the vote id of a vote, the job id
 of an ingestion. `result["key"]` reads the JSON value, for callers that indexed the old dicts."""
@@ -107,7 +107,7 @@ class ClipHit(Result):
     search ordered by, `score` its best memory's cosine (both rounded to 4 places in the JSON)."""
 
     omit_none: ClassVar[frozenset[str]] = frozenset({"score", "rank"})
-    video_id: str = Field(serialization_alias="video")
+    source_id: str = Field(serialization_alias="video")
     clip_index: int = Field(serialization_alias="clip")
     start_s: float | None = None
     end_s: float | None = None
@@ -120,7 +120,7 @@ class ClipHit(Result):
     @property
     def clip_key(self) -> str:
         """"source#N": how a memory's clip is cited (and what `as_of` and the explorer's links take)."""
-        return f"{self.video_id}#{self.clip_index}"
+        return f"{self.source_id}#{self.clip_index}"
 
     @field_serializer("score", "rank")
     def _rounded(self, value: float | None) -> float | None:
@@ -155,7 +155,7 @@ class SearchResult(Result):
 
 
 class VideoSummary(Result):
-    video_id: str
+    source_id: str
     name: str | None = None
     clips: int
     duration_s: float | None = None
@@ -383,7 +383,7 @@ class JobStatus(Result):
     state: str
     paths: list[str]
     live: bool
-    video_id: str | None = None
+    source_id: str | None = None
     elapsed_s: float
     error: str | None = None
     videos: dict[str, JobProgress]

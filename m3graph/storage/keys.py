@@ -56,9 +56,9 @@ def key_of(uri: str | None, data_dir: Path) -> str | None:
     return key if is_key(key) else None
 
 
-def video_prefix(video_id: str) -> str:
-    return f"videos/{video_id}/"
+def video_prefix(source_id: str) -> str:
+    return f"videos/{source_id}/"
 
 
-def import_prefix(video_id: str) -> str:
-    return f"imports/{video_id}/"
+def import_prefix(source_id: str) -> str:
+    return f"imports/{source_id}/"

@@ -22,7 +22,7 @@ from m3graph.settings import Settings
 class WorkerJob:
     """One submitted video as the CLI follows it: its chain ends at the last resolve, so progress decides."""
 
-    video_id: str
+    source_id: str
     indexes: list[int]
     total: int
     result: Any
@@ -71,7 +71,7 @@ def poll_job(client: Any, job: WorkerJob, view: ProgressSink) -> None:
     """
     from m3graph.tasks.progress import read_progress
 
-    _, clips = read_progress(client, job.video_id)
+    _, clips = read_progress(client, job.source_id)
     stages = {i: clip_stage(clips.get(i, {})) for i in job.indexes}
     for i in job.indexes:
         if stages[i][0] == "done":
@@ -82,16 +82,16 @@ def poll_job(client: Any, job: WorkerJob, view: ProgressSink) -> None:
         for i in job.indexes:  # every finished clip is shown once as done, even when polling skipped its stages
             if i < current and stages[i][0] == "done" and i not in job.announced:
                 job.announced.add(i)
-                view.update(job.video_id, i, job.total, "done")
-        view.update(job.video_id, current, job.total, *stages[current])
+                view.update(job.source_id, i, job.total, "done")
+        view.update(job.source_id, current, job.total, *stages[current])
     failed = [(i, d) for i, (s, d) in stages.items() if s == "failed"]
     if failed:
-        job.errors = [f"{job.video_id}: clip {i + 1}/{job.total} FAILED at {d}" for i, d in failed]
+        job.errors = [f"{job.source_id}: clip {i + 1}/{job.total} FAILED at {d}" for i, d in failed]
     if failed or all(stages[i][0] == "done" for i in job.indexes):
         job.finished = True
     elif job.result.ready() and job.result.failed():  # e.g. a failure the progress hash could not record
         job.finished = True
-        job.errors = [f"{job.video_id}: FAILED: {type(job.result.result).__name__}: {job.result.result}"]
+        job.errors = [f"{job.source_id}: FAILED: {type(job.result.result).__name__}: {job.result.result}"]
 
 
 def _release(result: Any) -> None:
@@ -135,13 +135,13 @@ def run_celery(settings: Settings, sources: list[tuple[Path, str]], view: Progre
                     poll_job(client, job, view)
                     if job.finished:
                         _release(job.result)
-                        view.finish(job.video_id)
+                        view.finish(job.source_id)
                         if job.errors:
-                            failed.append(job.video_id)
+                            failed.append(job.source_id)
                             for error in job.errors:
                                 view.message(error, err=True)
                         else:
-                            view.message(summary(graph, job.video_id, [job.reports[i] for i in job.indexes]))
+                            view.message(summary(graph, job.source_id, [job.reports[i] for i in job.indexes]))
                 if not all(j.finished for j in jobs):
                     time.sleep(POLL_S)
             view.message(graph_totals(graph))

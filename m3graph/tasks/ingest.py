@@ -36,14 +36,14 @@ __all__ = ["cut", "faces", "memorize", "plan_source", "redis_client", "resolve",
            "video_workflow"]
 
 
-def _note(video_id: str, index: int, step: str, state: str, **extra: Any) -> None:
-    safe_note(runtime.redis_conn, video_id, index, step, state, **extra)
+def _note(source_id: str, index: int, step: str, state: str, **extra: Any) -> None:
+    safe_note(runtime.redis_conn, source_id, index, step, state, **extra)
 
 
-def _plan(video_id: str) -> VideoPlan:
+def _plan(source_id: str) -> VideoPlan:
     from m3graph.ingest.pipeline import load_plan
 
-    return load_plan(_settings(), video_id)
+    return load_plan(_settings(), source_id)
 
 
 class ClipTask(Task):
@@ -64,32 +64,32 @@ class ClipTask(Task):
 
 
 @app.task(base=ClipTask, step="cut", name="m3graph.ingest.cut", acks_late=True, max_retries=5, **_RETRY)
-def cut(video_id: str, index: int) -> str:
+def cut(source_id: str, index: int) -> str:
     from m3graph.ingest.pipeline import cut_stage
 
-    _note(video_id, index, "cut", "running")
-    out = str(cut_stage(_settings(), _plan(video_id), index).clip)
-    _note(video_id, index, "cut", "done")
+    _note(source_id, index, "cut", "running")
+    out = str(cut_stage(_settings(), _plan(source_id), index).clip)
+    _note(source_id, index, "cut", "done")
     return out
 
 
 @app.task(base=ClipTask, step="faces", name="m3graph.ingest.faces", acks_late=True, max_retries=5, **_RETRY)
-def faces(video_id: str, index: int) -> int:
+def faces(source_id: str, index: int) -> int:
     from m3graph.ingest.pipeline import faces_stage
 
-    _note(video_id, index, "faces", "running")
-    n = len(faces_stage(_settings(), _plan(video_id), index))
-    _note(video_id, index, "faces", "done", clusters=n)
+    _note(source_id, index, "faces", "running")
+    n = len(faces_stage(_settings(), _plan(source_id), index))
+    _note(source_id, index, "faces", "done", clusters=n)
     return n
 
 
 @app.task(base=ClipTask, step="voices", name="m3graph.ingest.voices", acks_late=True, max_retries=5, **_RETRY)
-def voices(video_id: str, index: int) -> int:
+def voices(source_id: str, index: int) -> int:
     from m3graph.ingest.pipeline import voices_stage
 
-    _note(video_id, index, "voices", "running")
-    n = len(voices_stage(_settings(), _plan(video_id), index))
-    _note(video_id, index, "voices", "done", clusters=n)
+    _note(source_id, index, "voices", "running")
+    n = len(voices_stage(_settings(), _plan(source_id), index))
+    _note(source_id, index, "voices", "done", clusters=n)
     return n
 
 
@@ -105,7 +105,7 @@ def _retry_transient(task: Task, exc: RetryableError, errors: int, **kwargs: Any
 
 @app.task(bind=True, base=ClipTask, step="resolve", name="m3graph.ingest.resolve", acks_late=True,
           max_retries=None)
-def resolve(self: Task, video_id: str, index: int, waiting_since: float | None = None, waits: int = 0,
+def resolve(self: Task, source_id: str, index: int, waiting_since: float | None = None, waits: int = 0,
             errors: int = 0) -> dict[str, Any]:
     """Resolves one clip once all earlier clips of its video are resolved, under the video's lock; then queues
     its memorization."""
@@ -115,37 +115,37 @@ def resolve(self: Task, video_id: str, index: int, waiting_since: float | None =
     since = waiting_since if waiting_since is not None else time.time()
 
     def waiting(why: str) -> None:
-        _note(video_id, index, "resolve", "waiting", detail=why)
+        _note(source_id, index, "resolve", "waiting", detail=why)
 
     try:
-        graph.mark_perceived(video_id, index)
-        pending = graph.unresolved_before(video_id, index)  # cheap check first: no lock traffic while waiting
+        graph.mark_perceived(source_id, index)
+        pending = graph.unresolved_before(source_id, index)  # cheap check first: no lock traffic while waiting
         if pending:
-            requeue(self, client, video_id, index, since, waits, errors, f"waiting for clip {pending[0]}", pending,
+            requeue(self, client, source_id, index, since, waits, errors, f"waiting for clip {pending[0]}", pending,
                     waiting)
-        with video_lock(client, video_id) as held:
+        with video_lock(client, source_id) as held:
             if not held:
-                requeue(self, client, video_id, index, since, waits, errors, "video locked by another resolve",
+                requeue(self, client, source_id, index, since, waits, errors, "video locked by another resolve",
                         noted=waiting)
-            pending = graph.unresolved_before(video_id, index)  # again, now that nothing else can resolve
+            pending = graph.unresolved_before(source_id, index)  # again, now that nothing else can resolve
             if pending:
-                requeue(self, client, video_id, index, since, waits, errors, f"waiting for clip {pending[0]}",
+                requeue(self, client, source_id, index, since, waits, errors, f"waiting for clip {pending[0]}",
                         pending, waiting)
-            _note(video_id, index, "resolve", "running")
-            done = resolve_clip(graph, _plan(video_id), index)
+            _note(source_id, index, "resolve", "running")
+            done = resolve_clip(graph, _plan(source_id), index)
     except RetryableError as exc:
         _retry_transient(self, exc, errors, waiting_since=waiting_since, waits=waits)
     report = {"faces": sorted(done.face_ids.values()), "voices": sorted(done.voice_ids.values()),
               "new_entities": done.created}
-    _note(video_id, index, "resolve", "done", report=report)
-    _note(video_id, index, "memorize", "queued")
-    memorize.apply_async((video_id, index), {"new_entities": done.created})
+    _note(source_id, index, "resolve", "done", report=report)
+    _note(source_id, index, "memorize", "queued")
+    memorize.apply_async((source_id, index), {"new_entities": done.created})
     return report
 
 
 @app.task(bind=True, base=ClipTask, step="memorize", name="m3graph.ingest.memorize", acks_late=True,
           max_retries=None)
-def memorize(self: Task, video_id: str, index: int, new_entities: int = 0, errors: int = 0) -> dict[str, Any]:
+def memorize(self: Task, source_id: str, index: int, new_entities: int = 0, errors: int = 0) -> dict[str, Any]:
     """Memorizes one resolved clip; a model failure leaves the clip `memorize_failed` with its old memories.
 
     A model that is unreachable or timing out (`LLMUnavailableError`) and a transient database error are
@@ -153,9 +153,9 @@ def memorize(self: Task, video_id: str, index: int, new_entities: int = 0, error
     """
     from m3graph.ingest.pipeline import MemorizeFailedError, memorize_clip
 
-    _note(video_id, index, "memorize", "running")
+    _note(source_id, index, "memorize", "running")
     try:
-        report = memorize_clip(runtime.graph(), runtime.embedder(), runtime.memorizer(), _plan(video_id),
+        report = memorize_clip(runtime.graph(), runtime.embedder(), runtime.memorizer(), _plan(source_id),
                                index).__dict__
     except MemorizeFailedError as exc:
         if isinstance(exc.__cause__, RetryableError):
@@ -165,44 +165,44 @@ def memorize(self: Task, video_id: str, index: int, new_entities: int = 0, error
         _retry_transient(self, exc, errors, new_entities=new_entities)
     report["new_entities"] = new_entities
     if report.get("memorize_error"):
-        _note(video_id, index, "memorize", "failed", error=report["memorize_error"], report=report)
+        _note(source_id, index, "memorize", "failed", error=report["memorize_error"], report=report)
     else:
-        _note(video_id, index, "memorize", "done", report=report)
+        _note(source_id, index, "memorize", "done", report=report)
     return report
 
 
 # ---------------------------------------------------------------------------------------------- workflows
 
 
-def video_workflow(video_id: str, clip_indexes: list[int]) -> chain:
+def video_workflow(source_id: str, clip_indexes: list[int]) -> chain:
     """One chain per submission: its clips' perception and resolve in order; memorization runs beside it."""
     steps = []
     for index in clip_indexes:
-        steps += [cut.si(video_id, index), group(faces.si(video_id, index), voices.si(video_id, index)),
-                  resolve.si(video_id, index)]
+        steps += [cut.si(source_id, index), group(faces.si(source_id, index), voices.si(source_id, index)),
+                  resolve.si(source_id, index)]
     return chain(*steps)
 
 
-def submit_clips(settings: Settings, video_id: str, indexes: list[int], clip_count: int) -> Any:
+def submit_clips(settings: Settings, source_id: str, indexes: list[int], clip_count: int) -> Any:
     """Queues the workflow of some planned clips of a video (its plan must exist in `settings.data_dir`)."""
     client = redis_client(settings)
     try:
-        reset_progress(client, video_id, indexes, clip_count)
+        reset_progress(client, source_id, indexes, clip_count)
     finally:
         client.close()
-    return video_workflow(video_id, indexes).apply_async()
+    return video_workflow(source_id, indexes).apply_async()
 
 
-def submit_video(settings: Settings, source: Path, video_id: str, append: bool = False) -> tuple[Any, int]:
+def submit_video(settings: Settings, source: Path, source_id: str, append: bool = False) -> tuple[Any, int]:
     """Plans the video here (bad input fails fast, before anything is queued) and queues its workflow.
 
     Returns the chain's result and the video's clip count; the submitted clips are those of `source`.
     """
-    indexes, total = plan_source(settings, source, video_id, append)
-    return submit_clips(settings, video_id, indexes, total), total
+    indexes, total = plan_source(settings, source, source_id, append)
+    return submit_clips(settings, source_id, indexes, total), total
 
 
-def plan_source(settings: Settings, source: Path, video_id: str, append: bool = False) -> tuple[list[int], int]:
+def plan_source(settings: Settings, source: Path, source_id: str, append: bool = False) -> tuple[list[int], int]:
     """The clip indexes that `source` contributes to the video, and the video's clip count.
 
     The planned clips are written to the graph (state `planned`), so progress is visible from the start and
@@ -212,9 +212,9 @@ def plan_source(settings: Settings, source: Path, video_id: str, append: bool = 
     from m3graph.ingest.pipeline import clip_infos, plan_video
     from m3graph.ingest.video import resolved_source
 
-    plan = plan_video(settings, source, video_id, append=append)
+    plan = plan_video(settings, source, source_id, append=append)
     resolved = resolved_source(source)
     indexes = [w.index for w in plan.windows if w.source == resolved]
     with MemoryGraph.connect(settings) as graph:
-        graph.plan_clips(clip_infos(settings, plan, indexes), video_name=video_id)
+        graph.plan_clips(clip_infos(settings, plan, indexes), video_name=source_id)
     return indexes, len(plan.windows)

@@ -50,14 +50,14 @@ class Waiting(Exception):  # noqa: N818 - a reason passed to Celery's retry, nev
 
 
 @contextmanager
-def video_lock(client: redis.Redis, video_id: str, ttl_s: float = LOCK_TTL_S,
+def video_lock(client: redis.Redis, source_id: str, ttl_s: float = LOCK_TTL_S,
                wait_s: float = LOCK_WAIT_S) -> Iterator[bool]:
     """Holds ``m3graph:video:<id>`` (yields False when it stays busy for `wait_s`), extended while held.
 
     The heartbeat thread re-arms the TTL every third of it, so the lock outlives a slow resolve but not a dead
     process. `thread_local=False` lets that thread extend it.
     """
-    lock = client.lock(LOCK_PREFIX + video_id, timeout=ttl_s, blocking=True, blocking_timeout=wait_s,
+    lock = client.lock(LOCK_PREFIX + source_id, timeout=ttl_s, blocking=True, blocking_timeout=wait_s,
                        thread_local=False)
     if not lock.acquire():
         yield False
@@ -69,10 +69,10 @@ def video_lock(client: redis.Redis, video_id: str, ttl_s: float = LOCK_TTL_S,
             try:
                 lock.reacquire()
             except Exception:  # noqa: BLE001 - lost or unreachable: nothing to extend; the step goes on
-                log.warning("lost the lock of video %s", video_id, exc_info=True)
+                log.warning("lost the lock of video %s", source_id, exc_info=True)
                 return
 
-    heartbeat = threading.Thread(target=beat, name=f"lock-{video_id}", daemon=True)
+    heartbeat = threading.Thread(target=beat, name=f"lock-{source_id}", daemon=True)
     heartbeat.start()
     try:
         yield True
@@ -83,16 +83,16 @@ def video_lock(client: redis.Redis, video_id: str, ttl_s: float = LOCK_TTL_S,
             lock.release()
 
 
-def requeue(task: Task, client: redis.Redis, video_id: str, index: int, since: float, waits: int, errors: int,
+def requeue(task: Task, client: redis.Redis, source_id: str, index: int, since: float, waits: int, errors: int,
             why: str, pending: list[int] | None = None, noted: Callable[[str], None] | None = None) -> None:
     """Re-queues the step with a growing countdown, or fails it when waiting cannot help any more."""
-    failed = failed_before(client, video_id, pending) if pending else None
+    failed = failed_before(client, source_id, pending) if pending else None
     if failed is not None:
-        raise OrderTimeoutError(f"clip {index} of video {video_id} cannot be resolved: earlier clip {failed[0]} "
+        raise OrderTimeoutError(f"clip {index} of video {source_id} cannot be resolved: earlier clip {failed[0]} "
                                 f"failed ({failed[1]}); re-submit both")
     waited = time.time() - since
     if waited > ORDER_WAIT_S:
-        raise OrderTimeoutError(f"clip {index} of video {video_id}: {why} after {waited:.0f} s")
+        raise OrderTimeoutError(f"clip {index} of video {source_id}: {why} after {waited:.0f} s")
     if noted is not None:
         noted(why)
     countdown = min(ORDER_POLL_MAX_S, 0.5 * 2 ** min(waits, 5))

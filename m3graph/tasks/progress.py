@@ -26,27 +26,27 @@ STEPS = ("cut", "faces", "voices", "resolve", "memorize")
 ORDERED_STEPS = ("cut", "faces", "voices", "resolve")  # a failure here blocks the video's later clips
 
 
-def note(client: redis.Redis, video_id: str, index: int, step: str, state: str, **extra: Any) -> None:
+def note(client: redis.Redis, source_id: str, index: int, step: str, state: str, **extra: Any) -> None:
     """Records one step of one clip."""
     value = json.dumps({"state": state, "at": time.time(), **extra}, default=str)
-    key = PROGRESS_PREFIX + video_id
+    key = PROGRESS_PREFIX + source_id
     with client.pipeline() as pipe:
         pipe.hset(key, f"{index}:{step}", value)
         pipe.expire(key, PROGRESS_TTL_S)
         pipe.execute()
 
 
-def safe_note(client_of: Any, video_id: str, index: int, step: str, state: str, **extra: Any) -> None:
+def safe_note(client_of: Any, source_id: str, index: int, step: str, state: str, **extra: Any) -> None:
     """Progress is informational: a Redis hiccup here must not fail (and re-run) a finished step."""
     try:
-        note(client_of(), video_id, index, step, state, **extra)
+        note(client_of(), source_id, index, step, state, **extra)
     except Exception:  # noqa: BLE001 - any client error; the step's own result is what matters
-        log.warning("could not record progress of %s#%d %s=%s", video_id, index, step, state, exc_info=True)
+        log.warning("could not record progress of %s#%d %s=%s", source_id, index, step, state, exc_info=True)
 
 
-def reset_progress(client: redis.Redis, video_id: str, indexes: list[int], clip_count: int) -> None:
+def reset_progress(client: redis.Redis, source_id: str, indexes: list[int], clip_count: int) -> None:
     """Marks freshly submitted clips as queued, so steps of an earlier submission do not show as current."""
-    key = PROGRESS_PREFIX + video_id
+    key = PROGRESS_PREFIX + source_id
     now = time.time()
     with client.pipeline() as pipe:
         fields = [f"{i}:{s}" for i in indexes for s in STEPS]
@@ -59,9 +59,9 @@ def reset_progress(client: redis.Redis, video_id: str, indexes: list[int], clip_
         pipe.execute()
 
 
-def read_progress(client: redis.Redis, video_id: str) -> tuple[int | None, dict[int, dict[str, dict[str, Any]]]]:
+def read_progress(client: redis.Redis, source_id: str) -> tuple[int | None, dict[int, dict[str, dict[str, Any]]]]:
     """(clip count, {clip index: {step: {"state", "at", ...}}}) as recorded by the workers."""
-    raw = client.hgetall(PROGRESS_PREFIX + video_id)
+    raw = client.hgetall(PROGRESS_PREFIX + source_id)
     count: int | None = None
     clips: dict[int, dict[str, dict[str, Any]]] = {}
     for k, v in raw.items():
@@ -75,9 +75,9 @@ def read_progress(client: redis.Redis, video_id: str) -> tuple[int | None, dict[
     return count, clips
 
 
-def failed_before(client: redis.Redis, video_id: str, pending: list[int]) -> tuple[int, str] | None:
+def failed_before(client: redis.Redis, source_id: str, pending: list[int]) -> tuple[int, str] | None:
     """The first pending earlier clip whose current submission failed for good before memorizing, with its error."""
-    _, clips = read_progress(client, video_id)
+    _, clips = read_progress(client, source_id)
     for i in pending:
         for step in ORDERED_STEPS:
             state = clips.get(i, {}).get(step, {})

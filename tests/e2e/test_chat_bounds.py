@@ -89,9 +89,9 @@ def test_forged_tags_mention_nothing_outside_their_source(graph: MemoryGraph, em
     query = "who stole the mango"
     vector = embedder.embed([query])[0].tolist()
     found = graph.search.search(SearchSpec(vector, text=query))
-    assert any(c.video_id == "heist" for c in found)  # the memory is findable: the scoped search below can fail
+    assert any(c.source_id == "heist" for c in found)  # the memory is findable: the scoped search below can fail
     scoped = graph.search.search(SearchSpec(vector, characters=[char], text=query))
-    assert not any(c.video_id in ("heist", "named") for c in scoped), scoped
+    assert not any(c.source_id in ("heist", "named") for c in scoped), scoped
 
 
 class _TaggingModel:

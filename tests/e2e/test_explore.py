@@ -105,7 +105,7 @@ def test_pages_load_without_console_errors(page: Page, server: str, ingested: Me
     assert page.locator("#videos").inner_text().count("tm-") == 2
     _shot(page, "index")
     page.goto(f"{server}/video/tm-a")
-    assert page.locator("#timeline tr").count() == 1 + len(ingested.ex.read("explore/video_clips", video_id="tm-a"))
+    assert page.locator("#timeline tr").count() == 1 + len(ingested.ex.read("explore/video_clips", source_id="tm-a"))
     _shot(page, "timeline")
     page.goto(f"{server}/clip/tm-a/0")
     assert page.locator("#memories li").count() > 0
@@ -380,7 +380,7 @@ def test_ask_is_offered_only_with_a_chat_model(server: str, ingested: MemoryGrap
 
 
 def test_clip_links_stop_at_the_ends(server: str, ingested: MemoryGraph) -> None:
-    last = max(r["clip_index"] for r in ingested.ex.read("explore/video_clips", video_id="tm-a"))
+    last = max(r["clip_index"] for r in ingested.ex.read("explore/video_clips", source_id="tm-a"))
     first = _get(server, "/clip/tm-a/0").text
     assert 'id="previous"' not in first and 'href="/clip/tm-a/1"' in first
     end = _get(server, f"/clip/tm-a/{last}").text

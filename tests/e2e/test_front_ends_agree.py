@@ -82,7 +82,7 @@ def world(memory_graph: MemoryGraph) -> Iterator[World]:
     demo = load_demo(memory_graph, embedder, VIDEO)
     clip_s = memory_graph.settings.clip_seconds
     for i in range(len(SCRIPT)):
-        memory_graph.upsert_clip(ClipInfo(video_id=VIDEO, clip_index=i, start_s=i * clip_s, end_s=(i + 1) * clip_s,
+        memory_graph.upsert_clip(ClipInfo(source_id=VIDEO, clip_index=i, start_s=i * clip_s, end_s=(i + 1) * clip_s,
                                           started_at=_day(i)), video_name="Demo: breakfast in the kitchen")
     chars = memory_graph.characters_of(list(demo.faces.values()))
     yield World(memory_graph, embedder, {name: chars[face] for name, face in demo.faces.items()})
@@ -240,9 +240,9 @@ CLI_COMMANDS: list[tuple[type[rq.Request], tuple[str, ...], dict[str, str], set[
     (rq.AskRequest, ("ask",), {}, set()),
     (rq.HistoryRequest, ("history",), {}, set()),
     (rq.CorrectFactRequest, ("correct-fact",), {}, set()),
-    (rq.StatsRequest, ("stats",), {"video": "video_id"}, set()),
-    (rq.DeleteRequest, ("delete", "clip"), {"video": "video_id", "clip": "clip_index"}, {"kind", "char_id"}),
-    (rq.DeleteRequest, ("delete", "video"), {"video": "video_id"}, {"kind", "clip", "char_id"}),
+    (rq.StatsRequest, ("stats",), {"video": "source_id"}, set()),
+    (rq.DeleteRequest, ("delete", "clip"), {"video": "source_id", "clip": "clip_index"}, {"kind", "char_id"}),
+    (rq.DeleteRequest, ("delete", "video"), {"video": "source_id"}, {"kind", "clip", "char_id"}),
     (rq.DeleteRequest, ("delete", "character"), {}, {"kind", "video", "clip"}),
 ]
 _SCHEMA_NOISE = {"title", "description", "default"}

@@ -73,7 +73,7 @@ def test_voices_and_transcripts_follow_the_manifest(ingested: tuple[MemoryGraph,
                         "u.end_s AS e, u.text AS text, v.entity_id AS voice")
     voice_of: dict[str, set[int]] = {}
     hits = 0
-    lines = [(v.video_id, line) for v in media.videos for line in v.lines]
+    lines = [(v.source_id, line) for v in media.videos for line in v.lines]
     for video, line in lines:
         match = [u for u in utts if u["video"] == video and u["s"] < line.end_s and line.start_s < u["e"]]
         assert match, f"no utterance for {line.text!r} in {video}"

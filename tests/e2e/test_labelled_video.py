@@ -39,7 +39,7 @@ def video() -> LabelledVideo:
     if not (IDENTITY / "faces" / "identities.csv").is_file():
         pytest.fail(f"the shared identity set is missing: {IDENTITY} (part of the project's checkout)")
     return build_labelled_video(IDENTITY, REPO / ".m3graph" / "labelled", SHORT_LAYOUT, seed=0,
-                                video_id="labelled-short")
+                                source_id="labelled-short")
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,7 @@ def ingested(memory_graph: MemoryGraph, video: LabelledVideo, tmp_path_factory: 
     wipe(memory_graph)
     settings = variant(memory_graph.settings, identity={"face_threshold": None, "voice_threshold": None})
     graph = with_settings(memory_graph, settings.model_copy(update={"data_dir": tmp_path_factory.mktemp("data")}))
-    ingest_video_inprocess(graph, text_embedder(graph.settings), Path(video.path), video.video_id)
+    ingest_video_inprocess(graph, text_embedder(graph.settings), Path(video.path), video.source_id)
     return graph
 
 
@@ -74,7 +74,7 @@ def test_manifest_is_ground_truth(video: LabelledVideo) -> None:
         assert len(photos) == 2 and len(set(photos)) == 2
     assert video.meta_clips() == [(1, "P2")]
     again = build_labelled_video(IDENTITY, REPO / ".m3graph" / "labelled", SHORT_LAYOUT, seed=0,
-                                 video_id="labelled-short")
+                                 source_id="labelled-short")
     assert again.fingerprint == video.fingerprint and again.segments == video.segments
 
 

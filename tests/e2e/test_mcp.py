@@ -192,7 +192,7 @@ def test_stdio_read_only_serves_the_read_tools_on_the_demo_memory(env: dict[str,
             call = Calls(session)
 
             videos = await call.ok("list_videos")
-            [demo] = [v for v in videos["videos"] if v["video_id"] == VIDEO]
+            [demo] = [v for v in videos["videos"] if v["source_id"] == VIDEO]
             assert demo["clips"] >= 3 and demo["memories"] > 0
 
             timeline = await call.ok("video_timeline", video=VIDEO)
@@ -301,7 +301,7 @@ def test_stdio_allow_writes_adds_the_write_tools(env: dict[str, str], workdir: P
             assert "needs char_id" in await call.error("delete", kind="character")
 
     anyio.run(run)
-    assert not demo.ex.read("explore/video_clips", video_id="agent-notes")
+    assert not demo.ex.read("explore/video_clips", source_id="agent-notes")
 
 
 def test_ingest_job_runs_a_video_to_done(env: dict[str, str], workdir: Path, demo: MemoryGraph) -> None:
@@ -313,8 +313,8 @@ def test_ingest_job_runs_a_video_to_done(env: dict[str, str], workdir: Path, dem
         async with stdio_client(_stdio(env, workdir, "--allow-writes")) as (r, w), ClientSession(r, w) as session:
             await session.initialize()
             call = Calls(session)
-            job = await call.ok("ingest", paths=["pattern.mp4"], video_id="mcp-pattern")
-            assert job["state"] == "running" and job["video_id"] == "mcp-pattern"
+            job = await call.ok("ingest", paths=["pattern.mp4"], source_id="mcp-pattern")
+            assert job["state"] == "running" and job["source_id"] == "mcp-pattern"
             deadline = time.monotonic() + 300
             while (status := await call.ok("ingest_status", job_id=job["job_id"]))["state"] == "running":
                 assert time.monotonic() < deadline, status
@@ -331,7 +331,7 @@ def test_ingest_job_runs_a_video_to_done(env: dict[str, str], workdir: Path, dem
             assert "scene" in _all_text(clip).lower(), clip
 
     anyio.run(run)
-    states = demo.ex.read("explore/video_clips", video_id="mcp-pattern")
+    states = demo.ex.read("explore/video_clips", source_id="mcp-pattern")
     assert [row["state"] for row in states] == ["memorized"] and states[0]["memories"] > 0, states
 
 

@@ -160,7 +160,7 @@ def test_a_long_list_comes_in_pages_within_the_budget(world: McpService) -> None
     _, one = call(world, "list_videos", limit=1)
     assert len(one["videos"]) == 1 and one["page"]["total"] == 2
     _, rest = call(world, "list_videos", cursor=one["page"]["next_cursor"])
-    assert {v["video_id"] for v in one["videos"] + rest["videos"]} == {VIDEO, CHAT}
+    assert {v["source_id"] for v in one["videos"] + rest["videos"]} == {VIDEO, CHAT}
     _, clips = call(world, "video_timeline", video=CHAT, limit=4, cursor="8")
     assert [c["clip"] for c in clips["clips"]] == [8, 9] and "next_cursor" not in clips["page"]
     assert "past the end" in error(world, "character", char_id=melanie, cursor="9999")

@@ -59,7 +59,7 @@ def _memories(mg: MemoryGraph) -> None:
 
 
 def _dims(mg: MemoryGraph) -> set[int]:
-    return {len(r["embedding"]) for r in mg.ex.read("eval/memory_vectors", video_id="re")}
+    return {len(r["embedding"]) for r in mg.ex.read("eval/memory_vectors", source_id="re")}
 
 
 def test_reembed_moves_memories_to_a_new_dimension_and_resumes(graph: MemoryGraph, settings: Settings) -> None:
@@ -94,10 +94,10 @@ def test_reembed_moves_memories_to_a_new_dimension_and_resumes(graph: MemoryGrap
 
 def test_reembed_refuses_without_the_model(graph: MemoryGraph, settings: Settings) -> None:
     _memories(graph)
-    before = graph.ex.read("eval/memory_vectors", video_id="re")
+    before = graph.ex.read("eval/memory_vectors", source_id="re")
     out = CliRunner().invoke(main, ["reembed", "--model", "/nonexistent/model-dir"], obj=settings)
     assert out.exit_code != 0 and "/nonexistent/model-dir" in str(out.exception or out.output)
-    assert graph.ex.read("eval/memory_vectors", video_id="re") == before  # nothing touched
+    assert graph.ex.read("eval/memory_vectors", source_id="re") == before  # nothing touched
     assert index_dimension(graph.ex, "text") == settings.memory.text_dim
     for kind in ("face", "voice"):
         with pytest.raises(InvalidInputError, match=f"re-embedding {kind} needs the new model's embedder"):

@@ -42,11 +42,11 @@ def audio(media: Manifest, tmp_path_factory: pytest.TempPathFactory) -> dict[str
     """Each video's decoded soundtrack as float samples at 16 kHz (what the voice pipeline hears)."""
     out: dict[str, np.ndarray] = {}
     for video in media.videos:
-        wav_path = extract_audio(media.path(video.video_id), tmp_path_factory.mktemp("audio") / "a.wav")
+        wav_path = extract_audio(media.path(video.source_id), tmp_path_factory.mktemp("audio") / "a.wav")
         if wav_path is None:
             continue
         with wave.open(str(wav_path)) as w:
-            out[video.video_id] = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2") / 32768.0
+            out[video.source_id] = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2") / 32768.0
     return out
 
 
@@ -74,15 +74,15 @@ def _median_f0(x: np.ndarray, start: float, end: float) -> float:
 
 def test_manifest_on_disk_is_the_returned_one(media: Manifest) -> None:
     assert Manifest.load(SHARED / "manifest.json") == media
-    assert {v.video_id for v in media.videos} == {"tm-a", "tm-b", "tm-silent"}
+    assert {v.source_id for v in media.videos} == {"tm-a", "tm-b", "tm-silent"}
     assert media.people == {"biden": ["biden"], "obama": ["obama", "obama2"]}
     assert media.voices["A"] == {"espeak_voice": "en-us+m3", "pitch": 30, "speed": 160, "person": "obama"}
 
 
 def test_files_match_the_manifest(media: Manifest) -> None:
     for video in media.videos:
-        info = probe(media.path(video.video_id))
-        assert info.duration_s == pytest.approx(video.duration_s, abs=0.05), video.video_id
+        info = probe(media.path(video.source_id))
+        assert info.duration_s == pytest.approx(video.duration_s, abs=0.05), video.source_id
         assert (info.width, info.height, info.fps) == (video.width, video.height, video.fps)
         assert info.has_audio == video.audio == bool(video.lines)
         assert info.video_codec == "h264" and info.audio_codec == ("aac" if video.audio else None)
@@ -94,7 +94,7 @@ def test_clip_boundaries_are_exact_and_keyframed(media: Manifest) -> None:
         assert [(c.index, c.start_s, c.end_s) for c in video.clips] == planned
         keyframes = subprocess.run(
             ["ffprobe", "-v", "error", "-select_streams", "v:0", "-skip_frame", "nokey", "-show_entries",
-             "frame=pts_time", "-of", "csv=p=0", str(media.path(video.video_id))],
+             "frame=pts_time", "-of", "csv=p=0", str(media.path(video.source_id))],
             check=True, capture_output=True, text=True, timeout=60).stdout.split()
         # A keyframe at every clip start: even a stream copy of these files cuts exactly.
         assert {c.start_s for c in video.clips} <= {float(t.strip(",")) for t in keyframes}
@@ -140,7 +140,7 @@ def test_speech_is_where_the_manifest_says(media: Manifest, audio: dict[str, np.
     for video in media.videos:
         if not video.audio:
             continue
-        x = audio[video.video_id]
+        x = audio[video.source_id]
         assert len(x) / SR == pytest.approx(video.duration_s, abs=0.05)
         previous = 0.0
         for line in video.lines:
@@ -155,7 +155,7 @@ def test_voices_differ_in_pitch(media: Manifest, audio: dict[str, np.ndarray]) -
     pitches: dict[str, list[float]] = {}
     for video in media.videos:
         for line in video.lines:
-            pitches.setdefault(line.voice, []).append(_median_f0(audio[video.video_id], line.start_s, line.end_s))
+            pitches.setdefault(line.voice, []).append(_median_f0(audio[video.source_id], line.start_s, line.end_s))
     assert max(pitches["A"]) < 130 < 180 < min(pitches["B"]), pitches  # a low male and a high female voice
 
 
@@ -195,12 +195,12 @@ def test_faces_are_where_the_manifest_says(media: Manifest) -> None:
     photos = {key: _gray(_decode(Path(media.root) / "photos" / f"{key}.jpg")) for key in ("obama", "obama2", "biden")}
     frame = 1 / media.videos[0].fps
     for video in media.videos:
-        path = media.path(video.video_id)
+        path = media.path(video.source_id)
         for i, shot in enumerate(video.shots):
             for t in (shot.start_s, (shot.start_s + shot.end_s) / 2, shot.end_s - frame):
-                assert _shown(_decode(path, t), shot, photos), (video.video_id, t, shot)
+                assert _shown(_decode(path, t), shot, photos), (video.source_id, t, shot)
             if i:
-                assert not _shown(_decode(path, shot.start_s - frame), shot, photos), (video.video_id, shot)
+                assert not _shown(_decode(path, shot.start_s - frame), shot, photos), (video.source_id, shot)
 
 
 # ---------------------------------------------------------------------------------------------- building
@@ -244,7 +244,7 @@ def test_a_changed_spec_rebuilds_only_its_video(media: Manifest, tmp_path: Path,
 
     def changed() -> list[testmedia.VideoSpec]:
         specs = original()
-        silent = next(s for s in specs if s.video_id == "tm-silent")
+        silent = next(s for s in specs if s.source_id == "tm-silent")
         silent.shots = [testmedia.Shot(0, 30, ["obama2"])]
         return specs
 

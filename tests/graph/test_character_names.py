@@ -201,7 +201,7 @@ PLAN_CASES: dict[str, dict[str, Any]] = {
     "search/characters_named": {"text": '"mia"', "name_keys": ["mia"], "name_lower": "mia", "videos": None,
                                 "before_clip": None, "limit": 1000},
     "facts/character_names": {"char_ids": [1, 2]},
-    "facts/name_slot_characters": {"video_id": "v", "entity_ids": [1], "speakers": True},
+    "facts/name_slot_characters": {"source_id": "v", "entity_ids": [1], "speakers": True},
     "characters/name_page": {"after": -1, "n": 500},
     "characters/set_names": {"rows": [{"char_id": 1, "name": "Mia"}]},
 }

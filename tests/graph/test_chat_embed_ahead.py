@@ -51,7 +51,7 @@ def _vectors(graph: MemoryGraph, source: str) -> dict[str, list[float]]:
 
 
 def _sessions(graph: MemoryGraph, source: str) -> int:
-    return len(graph.ex.read("chat/source_sessions", video_id=source))
+    return len(graph.ex.read("chat/source_sessions", source_id=source))
 
 
 def test_ahead_stores_the_vectors_of_the_all_first_order_and_embeds_a_text_once(

@@ -104,7 +104,7 @@ def test_sources_and_characters_are_listed_with_names(world: tuple[MemoryGraph, 
     assert code == 0 and out.splitlines()[0].split()[:4] == ["SOURCE", "NAME", "CLIPS", "MEMORIES"], out
     assert [line.split()[0] for line in out.splitlines()[1:]] == [CHAT, VIDEO]
     code, out = m3graph(graph, "sources", "--json")
-    assert code == 0 and [v["video_id"] for v in json.loads(out)["videos"]] == [CHAT, VIDEO]
+    assert code == 0 and [v["source_id"] for v in json.loads(out)["videos"]] == [CHAT, VIDEO]
     code, out = m3graph(graph, "characters")
     assert code == 0 and out.splitlines()[0].split()[:3] == ["ID", "PERSON", "SIZE"], out
     for name, char_id in people.items():

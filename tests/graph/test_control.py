@@ -328,9 +328,9 @@ def test_empty_question_is_refused(memory_graph: MemoryGraph, settings: Settings
 
 
 def test_evidence_shows_each_clip_time_and_session_dates() -> None:
-    session = ClipResult(video_id="chat", clip_index=3, start_s=900.0, end_s=1500.0, score=None, memories=[],
+    session = ClipResult(source_id="chat", clip_index=3, start_s=900.0, end_s=1500.0, score=None, memories=[],
                          started_at=datetime(2023, 5, 8, 13, 56, tzinfo=UTC))
-    video = ClipResult(video_id="tm", clip_index=2, start_s=60.0, end_s=75.5, score=None, memories=[])
+    video = ClipResult(source_id="tm", clip_index=2, start_s=60.0, end_s=75.5, score=None, memories=[])
     assert clip_time(session) == "8 May 2023, 13:56" and clip_time(video) == "1:00-1:16 of the video"
     text = render_evidence({"CLIP_2": ["a"], "CLIP_3": ["b"]},
                            {"CLIP_2": "1:00-1:16 of the video", "CLIP_3": "8 May 2023, 13:56"},

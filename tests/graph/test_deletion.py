@@ -71,9 +71,9 @@ def _story(mg: MemoryGraph) -> Story:
     return s
 
 
-def _video_counts(mg: MemoryGraph, video_id: str) -> dict[str, int]:
+def _video_counts(mg: MemoryGraph, source_id: str) -> dict[str, int]:
     """The labels that `counts(video_id)` scopes to the video (entities and edges are global)."""
-    counts = mg.counts(video_id)
+    counts = mg.counts(source_id)
     return {k: counts[k] for k in ("Clip", "Memory", "FaceObs", "Utterance")}
 
 

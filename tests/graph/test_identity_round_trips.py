@@ -216,7 +216,7 @@ def test_pruning_by_the_index_cosine_drops_no_candidate_that_could_pass(graph: M
     query = make(0, person, 0.995)
     mean = np.mean([np.asarray(o.embedding) for o in (query.observations if kind == "face" else query.utterances)],
                    axis=0)
-    params = {"video_id": "p", "clip_index": 1, "k": 50, "threshold": 0.6,
+    params = {"source_id": "p", "clip_index": 1, "k": 50, "threshold": 0.6,
               "queries": [{"label": 0, "mean": mean.tolist(), "unit": (mean / np.linalg.norm(mean)).tolist()}]}
 
     def scores(prune_below: float | None) -> list[tuple[int, float]]:

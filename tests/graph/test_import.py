@@ -416,4 +416,4 @@ def test_hostile_pickles_are_refused_before_the_graph_is_touched(
             import_pickle(graph, path, VIDEO, embedder)
         assert time.monotonic() - start < 10, name
     assert all(n == 0 for n in totals(graph).values())
-    assert graph.ex.read("graph/counts", video_id=None) is not None  # the server still answers
+    assert graph.ex.read("graph/counts", source_id=None) is not None  # the server still answers

@@ -34,14 +34,14 @@ CASES: dict[str, dict[str, Any]] = {
                       "exclude": [], "k": 2,
                       "episodic_only": False},
     "search/speech_lines": {"videos": ["v"], "before_clip": None, "cap": 20000},
-    "memory/clip_state": {"clip_key": "v#0", "video_id": "v"},
-    "memory/dedup_exact": {"items": [], "min_score": 0.9, "video_id": "v"},
-    "memory/prepare": {"video_id": "v", "clip_key": "v#0", "face_ids": [1], "voice_ids": [100000],
+    "memory/clip_state": {"clip_key": "v#0", "source_id": "v"},
+    "memory/dedup_exact": {"items": [], "min_score": 0.9, "source_id": "v"},
+    "memory/prepare": {"source_id": "v", "clip_key": "v#0", "face_ids": [1], "voice_ids": [100000],
                        "speaker_ids": []},
-    "delete/clip_memories": {"clip_key": "v#0", "video_id": "v"},
-    "identity/face_resolved": {"video_id": "v", "clip_index": 0},
-    "identity/voice_resolved": {"video_id": "v", "clip_index": 0},
-    "graph/video_progress": {"video_id": "v"},
+    "delete/clip_memories": {"clip_key": "v#0", "source_id": "v"},
+    "identity/face_resolved": {"source_id": "v", "clip_index": 0},
+    "identity/voice_resolved": {"source_id": "v", "clip_index": 0},
+    "graph/video_progress": {"source_id": "v"},
 }
 # (videos, clips per video, faces, face observations per clip, memories per clip, semantic share)
 SHAPES = {
@@ -125,8 +125,8 @@ def test_query_seeks_an_index(shaped_graph: MemoryGraph, name: str) -> None:
 # Facts that change: a slot's history is read on every clip write that states a fact and by the history tool; both
 # must seek the slot index (migration 13), not read every memory of a long source through its video_id.
 SLOT_CASES: dict[str, dict[str, Any]] = {
-    "facts/slot_assertions": {"video_id": "v", "slot_keys": ["person 3 · colour"]},
-    "facts/history": {"video_id": "v", "subject_key": "person 3", "attribute_key": None, "k": 50},
+    "facts/slot_assertions": {"source_id": "v", "slot_keys": ["person 3 · colour"]},
+    "facts/history": {"source_id": "v", "subject_key": "person 3", "attribute_key": None, "k": 50},
 }
 
 

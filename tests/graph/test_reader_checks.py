@@ -114,7 +114,7 @@ def test_the_m3_contract_keeps_bare_tags(demo: DemoResult, memory_graph: MemoryG
 
 def test_a_who_question_about_whom_it_is_done_to_gets_the_role(calls: str, memory_graph: MemoryGraph,
                                                               settings: Settings) -> None:
-    chars = {r["name"]: r["char_id"] for r in memory_graph.ex.read("explore/sessions", video_id=CALLS)[0]["speakers"]}
+    chars = {r["name"]: r["char_id"] for r in memory_graph.ex.read("explore/sessions", source_id=CALLS)[0]["speakers"]}
     ann = chars["Ann"]
     trace, _ = _ask(memory_graph, settings, "Who should be called tomorrow morning?", [CALLS],
                     f'{{"answer": "character_{ann}", "next_query": null}}')

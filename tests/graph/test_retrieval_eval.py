@@ -20,7 +20,7 @@ def test_dataset_is_read_through_the_chat_loader() -> None:
     conv, questions = load_dataset(DATA / "mini-1.json")
     assert conv.source_id == "mini-1" and sum(len(s.turns) for s in conv.sessions) == 17
     assert [q.category for q in questions].count(5) == 1 and len(questions) == 8
-    assert questions[0].video_id == "mini-1" and questions[0].evidence == ("D1:4",)
+    assert questions[0].source_id == "mini-1" and questions[0].evidence == ("D1:4",)
     short, _ = load_dataset(DATA / "mini-1.json", max_sessions=2)
     assert len(short.sessions) == 2
 
@@ -58,7 +58,7 @@ def test_eval_retrieval_scores_hybrid_against_both_baselines(graph: MemoryGraph,
     assert report["latency"]["search_clip (graph)"]["n"] == 6
     assert report["clip_k"] == 2 and report["node_k"] == 10
     # Turns only (never the authors' events, observations, summaries); sessions keep their date.
-    texts = [r["text"] for r in graph.ex.read("eval/memory_vectors", video_id="mini-1")]
+    texts = [r["text"] for r in graph.ex.read("eval/memory_vectors", source_id="mini-1")]
     assert len(texts) == 17 and not any("SECRET" in t for t in texts)
     (second,) = graph.search.fetch_clip("mini-1", 1)
     assert second.started_at == datetime(2023, 4, 20, 18, 30, tzinfo=UTC)

@@ -44,7 +44,7 @@ def test_routing_uri_reads_and_writes_through_the_store(graph: MemoryGraph, rout
     assert all(len(a) == 1 and a[0].endswith(f":{port}") for a in roles.values()), roles
 
     # writes (routing WRITE) and reads (routing READ) of the product's own queries go through the routed driver
-    clips = [ClipInfo(video_id="route-v", clip_index=i, start_s=30.0 * i, end_s=30.0 * (i + 1)) for i in range(2)]
+    clips = [ClipInfo(source_id="route-v", clip_index=i, start_s=30.0 * i, end_s=30.0 * (i + 1)) for i in range(2)]
     routed.plan_clips(clips, video_name="route-v")
     assert routed.set_clip_state("route-v", 0, ClipState.RESOLVE_FAILED, "routed write")
     first = routed.allocate_entity_ids(2)

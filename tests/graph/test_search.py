@@ -219,7 +219,7 @@ def _hybrid_world(mg: MemoryGraph) -> np.ndarray:
     q = unit(text_dim(mg), g)
     starts = {0: "2023-05-01T10:00:00+00:00", 1: "2023-06-01T10:00:00+00:00", 2: "2023-07-01T10:00:00+00:00"}
     for i, when in starts.items():
-        mg.upsert_clip(ClipInfo(video_id="h", clip_index=i, start_s=i * 60.0, end_s=i * 60.0 + 60,
+        mg.upsert_clip(ClipInfo(source_id="h", clip_index=i, start_s=i * 60.0, end_s=i * 60.0 + 60,
                                 started_at=datetime.fromisoformat(when)))
     mg.write_memories("h", 0, [mem("episodic", "Ann: I walked to the harbour.", near(q, 0.80, g)),
                                mem("episodic", "Ben: Nice weather today.", near(q, -0.2, g))])

@@ -58,7 +58,7 @@ def _dated_world(mg: MemoryGraph) -> np.ndarray:
     g = rng(21)
     q = unit(text_dim(mg), g)
     for i, month in enumerate((5, 6, 7)):
-        mg.upsert_clip(ClipInfo(video_id="h", clip_index=i, start_s=i * 60.0, end_s=i * 60.0 + 60,
+        mg.upsert_clip(ClipInfo(source_id="h", clip_index=i, start_s=i * 60.0, end_s=i * 60.0 + 60,
                                 started_at=datetime(2023, month, 1, 10, 0, tzinfo=UTC)))
     mg.write_memories("h", 0, [mem("episodic", "Ann: I walked to the harbour.", near(q, 0.70, g)),
                                mem("episodic", "Ben: Nice weather today.", near(q, -0.2, g))])

@@ -154,8 +154,8 @@ def text_dim(mg: MemoryGraph) -> int:
 # ---------------------------------------------------------------------------------------------- builders
 
 
-def add_clip(mg: MemoryGraph, video_id: str, clip_index: int, seconds: float = 30.0) -> ClipInfo:
-    clip = ClipInfo(video_id=video_id, clip_index=clip_index, start_s=clip_index * seconds,
+def add_clip(mg: MemoryGraph, source_id: str, clip_index: int, seconds: float = 30.0) -> ClipInfo:
+    clip = ClipInfo(source_id=source_id, clip_index=clip_index, start_s=clip_index * seconds,
                     end_s=(clip_index + 1) * seconds)
     mg.upsert_clip(clip)
     return clip
@@ -181,16 +181,16 @@ def voice_cluster(label: int, base: np.ndarray, gen: np.random.Generator, n: int
     return VoiceCluster(label=label, utterances=utts)
 
 
-def new_face(mg: MemoryGraph, video_id: str, clip_index: int, base: np.ndarray, gen: np.random.Generator,
+def new_face(mg: MemoryGraph, source_id: str, clip_index: int, base: np.ndarray, gen: np.random.Generator,
              **kw: Any) -> int:
     """Resolves one face cluster in a (registered) clip; returns the entity id."""
-    (res,) = mg.resolve_faces(video_id, clip_index, [face_cluster(0, base, gen, **kw)])
+    (res,) = mg.resolve_faces(source_id, clip_index, [face_cluster(0, base, gen, **kw)])
     return res.entity_id
 
 
-def new_voice(mg: MemoryGraph, video_id: str, clip_index: int, base: np.ndarray, gen: np.random.Generator,
+def new_voice(mg: MemoryGraph, source_id: str, clip_index: int, base: np.ndarray, gen: np.random.Generator,
               **kw: Any) -> int:
-    (res,) = mg.resolve_voices(video_id, clip_index, [voice_cluster(0, base, gen, **kw)])
+    (res,) = mg.resolve_voices(source_id, clip_index, [voice_cluster(0, base, gen, **kw)])
     return res.entity_id
 
 

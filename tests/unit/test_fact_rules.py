@@ -34,7 +34,7 @@ def test_a_flip_without_a_change_word_contradicts_and_with_one_updates() -> None
 
 
 def test_a_view_shows_current_facts_or_those_valid_at_a_point() -> None:
-    old = {"slot_key": "mia · fruit", "current": False, "video_id": "v", "valid_from_order": [0.0],
+    old = {"slot_key": "mia · fruit", "current": False, "source_id": "v", "valid_from_order": [0.0],
            "valid_to_order": [60.0], "valid_from_at": [], "valid_to_at": []}
     new = old | {"current": True, "valid_from_order": [60.0], "valid_to_order": [OPEN]}
     episodic = {"slot_key": None}

@@ -15,7 +15,7 @@ from m3graph.settings import Settings
 
 
 def _cache(settings: Settings, plan: VideoPlan, dim: int) -> Path:
-    work = ClipWork(settings, plan.video_id, 0)
+    work = ClipWork(settings, plan.source_id, 0)
     work.voices.parent.mkdir(parents=True, exist_ok=True)
     vector = [1.0] + [0.0] * (dim - 1)
     cluster = VoiceCluster(label=0, utterances=[UtteranceObservation(start_s=1.0, end_s=2.0, embedding=vector)])

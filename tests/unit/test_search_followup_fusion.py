@@ -12,7 +12,7 @@ def _mem(mid: str, text: str, clip: int = 0, order: int = 0, score: float | None
 
 
 def _clip(index: int, rank: float, mems: list[RenderedMemory] | None = None) -> ClipResult:
-    return ClipResult(video_id="v", clip_index=index, start_s=0.0, end_s=1.0, score=None, memories=mems or [],
+    return ClipResult(source_id="v", clip_index=index, start_s=0.0, end_s=1.0, score=None, memories=mems or [],
                       rank=rank)
 
 

@@ -49,7 +49,7 @@ def _label(video: str, clip: int) -> str:
 
 
 def test_a_said_line_names_its_speaker_by_character() -> None:
-    row = {"video_id": "v", "clip_index": 2, "text": '<voice_8> says: "Please put the coffee on the table."',
+    row = {"source_id": "v", "clip_index": 2, "text": '<voice_8> says: "Please put the coffee on the table."',
            "chars": [["voice", 8, 7], ["face", 3, 7]]}
     line = said_line(row, _label)
     assert line is not None
@@ -58,7 +58,7 @@ def test_a_said_line_names_its_speaker_by_character() -> None:
     # A voice no character holds yet is its own speaker; a conversation's turn keeps its speaker's name.
     line = said_line({**row, "chars": [["voice", 8, None]]}, _label)
     assert line is not None and (line.who, line.key) == ("<voice_8>", ("voice", 8))
-    line = said_line({"video_id": "c", "clip_index": 0, "text": "Ann <speaker_3>: I went to Rome.",
+    line = said_line({"source_id": "c", "clip_index": 0, "text": "Ann <speaker_3>: I went to Rome.",
                       "chars": [["speaker", 3, 1]]}, _label)
     assert line is not None and (line.who, line.key, line.body) == ("Ann <character_1>", ("character", 1),
                                                                     "I went to Rome.")

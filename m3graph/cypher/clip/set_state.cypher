@@ -6,7 +6,7 @@
 // memorization that already happened. Legacy clips (written before states existed) carry `status`; 'done' reads
 // as memorized. Returns a row per clip that was set.
 UNWIND $clips AS k
-MATCH (c:Clip {clip_key: k.video_id + '#' + toString(k.clip_index)})
+MATCH (c:Clip {clip_key: k.source_id + '#' + toString(k.clip_index)})
 WITH c, coalesce(c.state, CASE c.status WHEN 'done' THEN 'memorized' ELSE null END) AS current
 WHERE $only_from IS NULL OR current IS NULL OR current IN $only_from
 SET c.state = $state, c.state_reason = $reason, c.state_at = datetime()

@@ -7,4 +7,4 @@ OPTIONAL MATCH (m:Memory)-[:MENTIONS]->(e)
 OPTIONAL MATCH (e)-[:SAME_AS|CO_OCCURS]-(n)
 RETURN collect(DISTINCT e.entity_id) AS entity_ids, collect(DISTINCT m.memory_id) AS memory_ids,
        collect(DISTINCT n.entity_id) AS neighbours,
-       collect(DISTINCT CASE WHEN m.slot_key IS NOT NULL THEN {video_id: m.video_id, slot_key: m.slot_key} END) AS slots
+       collect(DISTINCT CASE WHEN m.slot_key IS NOT NULL THEN {source_id: m.video_id, slot_key: m.slot_key} END) AS slots

@@ -1,5 +1,5 @@
 // mode: read
-// params: clip_key, video_id
+// params: clip_key, source_id
 // returns: memory_id, slot_key
-MATCH (m:Memory {video_id: $video_id}) WHERE $clip_key IN m.support_clips
+MATCH (m:Memory {video_id: $source_id}) WHERE $clip_key IN m.support_clips
 RETURN m.memory_id AS memory_id, m.slot_key AS slot_key

@@ -1,4 +1,4 @@
 // mode: read
-// params: video_id
+// params: source_id
 // returns: clip_index
-MATCH (c:Clip {video_id: $video_id}) RETURN c.clip_index AS clip_index ORDER BY clip_index
+MATCH (c:Clip {video_id: $source_id}) RETURN c.clip_index AS clip_index ORDER BY clip_index

@@ -1,6 +1,6 @@
 // mode: read
 // params: ids, limit
-// returns: memory_id, kind, text, video_id, clip_index, order, chars
+// returns: memory_id, kind, text, source_id, clip_index, order, chars
 // Every memory mentioning one of these entities, in time order, with the character of each mentioned
 // entity so tags render from structure.
 UNWIND $ids AS id
@@ -20,5 +20,5 @@ CALL (m) {
   OPTIONAL MATCH (x)-[:IS]->(ch:Character)
   RETURN collect(CASE WHEN x IS NULL THEN null ELSE [toLower(labels(x)[0]), x.entity_id, ch.char_id] END) AS chars
 }
-RETURN m.memory_id AS memory_id, m.kind AS kind, m.text AS text, m.video_id AS video_id,
+RETURN m.memory_id AS memory_id, m.kind AS kind, m.text AS text, m.video_id AS source_id,
        m.clip_index AS clip_index, m.order_in_clip AS order, chars

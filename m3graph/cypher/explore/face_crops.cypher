@@ -8,6 +8,6 @@ CALL (f) {
   MATCH (o:FaceObs)-[:OF]->(f)
   WHERE o.crop_uri IS NOT NULL
   WITH o ORDER BY o.quality DESC LIMIT $per
-  RETURN collect({uri: o.crop_uri, video_id: o.video_id, clip_index: o.clip_index, t: o.frame_time_s}) AS crops
+  RETURN collect({uri: o.crop_uri, source_id: o.video_id, clip_index: o.clip_index, t: o.frame_time_s}) AS crops
 }
 RETURN id AS entity_id, crops

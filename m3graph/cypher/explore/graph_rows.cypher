@@ -1,9 +1,9 @@
 // mode: read
-// params: video_id, from_clip, to_clip, max_memories
+// params: source_id, from_clip, to_clip, max_memories
 // returns: clip_key, clip_index, memory_id, memory_name, kind, entities
 // The neighbourhood of a span of clips (clip <-> memories <-> entities <-> characters) as flat rows; the
 // explorer turns them into nodes and edges and caps their number.
-MATCH (c:Clip {video_id: $video_id})
+MATCH (c:Clip {video_id: $source_id})
 WHERE $from_clip <= c.clip_index <= $to_clip
 OPTIONAL MATCH (m:Memory)-[:IN_CLIP]->(c)
 WITH c, m ORDER BY c.clip_index, m.order_in_clip LIMIT $max_memories

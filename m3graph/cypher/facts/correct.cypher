@@ -1,6 +1,6 @@
 // mode: write
 // params: memory_id, state, note, via, at, entry
-// returns: video_id, slot_key, before, changed
+// returns: source_id, slot_key, before, changed
 // An analyst's correction of one fact (m3graph.fact_versions: "superseded", "current" or "clear"), under the
 // source's memory lock so a concurrent clip write recomputes the slot after it or before it, never beside it.
 // Only a memory with a slot is changed, and only when the state differs (a repeated correction writes nothing);
@@ -17,4 +17,4 @@ FOREACH (_ IN CASE WHEN changed AND $state <> 'clear' THEN [1] ELSE [] END |
   SET m.manual_state = $state, m.manual_note = $note, m.manual_at = $at, m.manual_via = $via)
 FOREACH (_ IN CASE WHEN changed THEN [1] ELSE [] END |
   SET m.manual_log = coalesce(m.manual_log, []) + $entry)
-RETURN m.video_id AS video_id, m.slot_key AS slot_key, before, changed
+RETURN m.video_id AS source_id, m.slot_key AS slot_key, before, changed

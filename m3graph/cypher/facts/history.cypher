@@ -1,10 +1,10 @@
 // mode: read
-// params: video_id, subject_key, attribute_key, k
+// params: source_id, subject_key, attribute_key, k
 // returns: memory_id, slot_key, slot_subject, slot_attribute, slot_value, negated, current, valid_from_order, valid_to_order, valid_from_at, valid_to_at, superseded_by, superseded_note, support_clips, contradicts, manual_state, manual_note, manual_at, manual_via
 // Every version of the slots of one subject (optionally one attribute) in one source, oldest first: the
 // `history` tool. A slot key starts "subject · attribute", so the prefix finds the slot(s) by index (the hint:
 // on little data the planner would read the whole source through its video_id; tests/graph/test_query_plans.py).
-MATCH (m:Memory {video_id: $video_id})
+MATCH (m:Memory {video_id: $source_id})
 USING INDEX m:Memory(slot_key)
 WHERE m.slot_key STARTS WITH $subject_key + ' · ' + coalesce($attribute_key, '')
 WITH m ORDER BY m.slot_key, m.valid_from_order[0], m.memory_id LIMIT $k

@@ -11,8 +11,8 @@ CALL (m) {
 }
 WITH m, r WHERE r.subject_thing IS NOT NULL
 MERGE (s:Thing {thing_key: r.subject_thing})
-ON CREATE SET s.video_id = r.video_id, s.name = r.slot_subject
+ON CREATE SET s.video_id = r.source_id, s.name = r.slot_subject
 MERGE (v:Thing {thing_key: r.value_thing})
-ON CREATE SET v.video_id = r.video_id, v.name = r.slot_value
+ON CREATE SET v.video_id = r.source_id, v.name = r.slot_value
 MERGE (m)-[:ABOUT]->(s)
 MERGE (m)-[:NAMES]->(v)

@@ -1,5 +1,5 @@
 // mode: read
-// params: video_id, entity_ids, speakers
+// params: source_id, entity_ids, speakers
 // returns: char_id
 // The characters whose display name a write to name slots of one source may change: those of the faces and
 // voices the slots are about (`face_3 · name`), and, when a slot is about a name (`nora · name`, a speaker's
@@ -16,7 +16,7 @@ CALL () {
   UNION
   WITH $speakers AS wanted
   WHERE wanted
-  MATCH (:Clip {video_id: $video_id})<-[:SPEAKS_IN]-(:Speaker)-[:IS]->(c:Character)
+  MATCH (:Clip {video_id: $source_id})<-[:SPEAKS_IN]-(:Speaker)-[:IS]->(c:Character)
   RETURN c
 }
 RETURN DISTINCT c.char_id AS char_id

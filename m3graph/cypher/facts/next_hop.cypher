@@ -1,6 +1,6 @@
 // mode: read
 // params: memory_ids, before_clip, all_versions, as_of_at, as_of_video, as_of_order, k
-// returns: memory_id, video_id, from_id
+// returns: memory_id, source_id, from_id
 // A multi-hop question's next hop: the facts ABOUT the things these facts NAME (their values: the author a fact
 // names is the subject of the next one), shown as the search shows facts (the current version by default, every
 // version with $all_versions, the one valid at $as_of_at / at $as_of_order of $as_of_video; search/ranked has the
@@ -21,4 +21,4 @@ WHERE n.memory_id <> id AND NOT coalesce(n.is_equivalence, false)
 WITH id, n ORDER BY n.valid_from_order[0], n.clip_index, n.order_in_clip, n.memory_id
 WITH id, collect(DISTINCT n)[..$k] AS found
 UNWIND found AS n
-RETURN n.memory_id AS memory_id, n.video_id AS video_id, id AS from_id
+RETURN n.memory_id AS memory_id, n.video_id AS source_id, id AS from_id

@@ -1,6 +1,6 @@
 // mode: read
 // params: videos, before_clip, kinds, mimes, name, since, until, limit
-// returns: video_id, clip_index, started_at, turn_id, sha256, name, kind, mime, size, shared_at, turn_memory, surrogates
+// returns: source_id, clip_index, started_at, turn_id, sha256, name, kind, mime, size, shared_at, turn_memory, surrogates
 // The files shared in a question's scope (its sources, up to its clip), filtered by kind or type (either list
 // matches; both null: any), a name fragment (lowercase) and the time they were shared; each with the sharing
 // turn's memory as evidence. Oldest share first, so "the first PDF" is the first row.
@@ -14,7 +14,7 @@ WHERE ($videos IS NULL OR c.video_id IN $videos)
 WITH c, h, f
 ORDER BY coalesce(h.shared_at, c.started_at), c.video_id, c.clip_index, h.turn_id, h.name
 LIMIT $limit
-RETURN c.video_id AS video_id, c.clip_index AS clip_index, c.started_at AS started_at, h.turn_id AS turn_id,
+RETURN c.video_id AS source_id, c.clip_index AS clip_index, c.started_at AS started_at, h.turn_id AS turn_id,
        f.sha256 AS sha256, h.name AS name, h.kind AS kind, f.mime AS mime, f.size AS size,
        coalesce(h.shared_at, c.started_at) AS shared_at,
        COLLECT { MATCH (m:Memory {video_id: c.video_id})-[:SHARED {turn_id: h.turn_id}]->(f)

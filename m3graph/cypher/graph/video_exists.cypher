@@ -1,4 +1,4 @@
 // mode: read
-// params: video_id
-// returns: video_id
-MATCH (v:Video {video_id: $video_id}) RETURN v.video_id AS video_id
+// params: source_id
+// returns: source_id
+MATCH (v:Video {video_id: $source_id}) RETURN v.video_id AS source_id

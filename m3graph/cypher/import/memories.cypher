@@ -1,5 +1,5 @@
 // mode: write
-// params: video_id, rows
+// params: source_id, rows
 // Imported memories, written as memory/upsert would for a first memorization of their clip (support = that
 // clip only), but without semantic deduplication: the research graph was already deduplicated, and the
 // re-embedded vectors must not merge statements the original kept apart. Statements carry their slots
@@ -8,7 +8,7 @@ UNWIND $rows AS r
 MATCH (c:Clip {clip_key: r.clip_key})
 MERGE (m:Memory {memory_id: r.memory_id})
 ON CREATE SET m.created_at = datetime()
-SET m.kind = r.kind, m.text = r.text, m.video_id = $video_id, m.clip_index = r.clip_index,
+SET m.kind = r.kind, m.text = r.text, m.video_id = $source_id, m.clip_index = r.clip_index,
     m.order_in_clip = r.order, m.embedding = r.embedding, m.is_equivalence = r.is_equivalence,
     m.entity_ids = r.entity_ids, m.first_clip = r.clip_key, m.last_clip = r.clip_key,
     m.support_clips = [r.clip_key], m.support = 1, m.start_s = null, m.end_s = null,

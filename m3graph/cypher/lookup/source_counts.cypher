@@ -1,5 +1,5 @@
 // mode: read
-// params: video_id
+// params: source_id
 // returns: label, n
 // `stats --video`: counts of one source only, under graph/counts' labels. Faces, voices and speakers count when
 // the source has evidence of them (an observation, an utterance, a turn); characters, IS, SAME_AS and CO_OCCURS
@@ -7,27 +7,27 @@
 // than name facts (a conversation ingested without a model holds only its speakers' names). Every row seeks by
 // video_id.
 CALL () {
-  MATCH (c:Clip) WHERE c.video_id = $video_id RETURN count(c) AS clips
+  MATCH (c:Clip) WHERE c.video_id = $source_id RETURN count(c) AS clips
 }
 CALL () {
-  MATCH (m:Memory) WHERE m.video_id = $video_id
+  MATCH (m:Memory) WHERE m.video_id = $source_id
   RETURN count(m) AS memories, count(CASE WHEN m.kind = 'episodic' THEN 1 END) AS episodic,
          count(CASE WHEN m.kind = 'semantic' THEN 1 END) AS semantic,
          count(CASE WHEN m.kind = 'semantic' AND coalesce(m.slot_attribute, '') <> 'name' THEN 1 END) AS facts,
          sum(COUNT { (m)-[:MENTIONS]->() }) AS mentions
 }
 CALL () {
-  MATCH (o:FaceObs) WHERE o.video_id = $video_id
+  MATCH (o:FaceObs) WHERE o.video_id = $source_id
   OPTIONAL MATCH (o)-[:OF]->(f:Face)
   RETURN count(o) AS face_obs, collect(DISTINCT f) AS faces
 }
 CALL () {
-  MATCH (u:Utterance) WHERE u.video_id = $video_id
+  MATCH (u:Utterance) WHERE u.video_id = $source_id
   OPTIONAL MATCH (u)-[:OF]->(v:Voice)
   RETURN count(u) AS utterances, collect(DISTINCT v) AS voices
 }
 CALL () {
-  MATCH (c:Clip) WHERE c.video_id = $video_id
+  MATCH (c:Clip) WHERE c.video_id = $source_id
   MATCH (s:Speaker)-[:SPEAKS_IN]->(c)
   RETURN collect(DISTINCT s) AS speakers
 }

@@ -1,10 +1,10 @@
 // mode: read
-// params: items, min_score, video_id
+// params: items, min_score, source_id
 // returns: item, memory_id, score, slot_key, subject_key, value_key, negated, changed
 // Exact variant of dedup_candidates for videos with few semantic memories (the usual case): no global
 // top-K cut-off can hide a duplicate behind other videos' similar memories. The hint keeps the read per video
 // (the `kind` index would read every video's semantic memories; see tests/graph/test_query_plans.py).
-MATCH (m:Memory {video_id: $video_id}) USING INDEX m:Memory(video_id)
+MATCH (m:Memory {video_id: $source_id}) USING INDEX m:Memory(video_id)
 WHERE m.kind = 'semantic'
 UNWIND $items AS item
 WITH item, m, vector.similarity.cosine(m.embedding, item.embedding) AS score

@@ -1,5 +1,5 @@
 // mode: write
-// params: clip_key, video_id, clip_index, rows
+// params: clip_key, source_id, clip_index, rows
 // Creates or refreshes memories of this clip and adds this clip's support to reinforced ones. Support is a
 // set of clip keys, so re-running a clip never counts twice. `event_*` are the memory's time expressions resolved
 // at ingestion (m3graph.dates.TimeNotes: parallel lists; null, i.e. absent, when it has none). `slot_*` and the
@@ -7,7 +7,7 @@
 MATCH (c:Clip {clip_key: $clip_key})
 UNWIND $rows AS r
 MERGE (m:Memory {memory_id: r.memory_id})
-ON CREATE SET m.created_at = datetime(), m.kind = r.kind, m.text = r.text, m.video_id = $video_id,
+ON CREATE SET m.created_at = datetime(), m.kind = r.kind, m.text = r.text, m.video_id = $source_id,
               m.clip_index = $clip_index, m.order_in_clip = r.order, m.embedding = r.embedding,
               m.is_equivalence = r.is_equivalence, m.entity_ids = r.entity_ids, m.first_clip = $clip_key,
               m.support_clips = [], m.start_s = r.start_s, m.end_s = r.end_s, m.source_ids = r.source_ids,

@@ -1,3 +1,3 @@
 // mode: read
-// returns: video_id
-MATCH (v:Video) RETURN v.video_id AS video_id ORDER BY video_id
+// returns: source_id
+MATCH (v:Video) RETURN v.video_id AS source_id ORDER BY source_id

@@ -49,7 +49,7 @@ CALL (ms, n) {
         END) AS chars
   ORDER BY fused DESC, cos DESC, m.order_in_clip
   RETURN collect({memory_id: m.memory_id, kind: m.kind, text: m.text, order: m.order_in_clip, chars: chars,
-                  video_id: m.video_id, clip_index: m.clip_index, source_ids: m.source_ids, cos: cos,
+                  source_id: m.video_id, clip_index: m.clip_index, source_ids: m.source_ids, cos: cos,
                   fused: fused, start_s: cl.start_s, end_s: cl.end_s, started_at: cl.started_at}) AS passages
 }
 RETURN f.sha256 AS sha256, first, surrogates, n AS total, passages

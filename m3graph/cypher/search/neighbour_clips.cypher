@@ -1,8 +1,8 @@
 // mode: read
-// params: video_id, clip_index, before, after, before_clip
+// params: source_id, clip_index, before, after, before_clip
 // returns: clip_index
 // Temporal navigation over NEXT, never past before_clip.
-MATCH (c:Clip {clip_key: $video_id + '#' + toString($clip_index)})
+MATCH (c:Clip {clip_key: $source_id + '#' + toString($clip_index)})
 CALL (c) {
   MATCH (p:Clip)-[:NEXT*1..20]->(c) WHERE c.clip_index - p.clip_index <= $before RETURN p AS n
   UNION

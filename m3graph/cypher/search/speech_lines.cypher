@@ -1,6 +1,6 @@
 // mode: read
 // params: videos, before_clip, cap
-// returns: video_id, clip_index, text, chars
+// returns: source_id, clip_index, text, chars
 // Lines somebody said, in scope (reasoning/speakers.py counts who speaks). A said line starts with its speaker's
 // tag, "<voice_8> says: ..." (video), or names its speaker, "Ann <speaker_3>: ..." (conversation); the Python side
 // reads the speaker from that structure. Per source, through the video_id index; at most $cap lines.
@@ -15,4 +15,4 @@ OPTIONAL MATCH (e)-[:IS]->(ch:Character)
 WITH m, collect(CASE WHEN e IS NULL THEN null
                      ELSE [CASE WHEN e:Face THEN 'face' WHEN e:Speaker THEN 'speaker' ELSE 'voice' END, e.entity_id,
                            ch.char_id] END) AS chars
-RETURN m.video_id AS video_id, m.clip_index AS clip_index, m.text AS text, chars
+RETURN m.video_id AS source_id, m.clip_index AS clip_index, m.text AS text, chars

@@ -1,6 +1,6 @@
 // mode: read
 // params: query, videos, before_clip, limit
-// returns: video_id, clip_index, text, chars
+// returns: source_id, clip_index, text, chars
 // Said lines that may be a quoted line (reasoning/speakers.py): the memory full-text index read with the quote's
 // words ($query: quoted, escaped terms from query_text.lucene_query_terms, never user syntax), kept in scope
 // (sources, clips up to $before_clip), with the character of every entity each line mentions.
@@ -12,4 +12,4 @@ OPTIONAL MATCH (e)-[:IS]->(ch:Character)
 WITH m, collect(CASE WHEN e IS NULL THEN null
                      ELSE [CASE WHEN e:Face THEN 'face' WHEN e:Speaker THEN 'speaker' ELSE 'voice' END, e.entity_id,
                            ch.char_id] END) AS chars
-RETURN m.video_id AS video_id, m.clip_index AS clip_index, m.text AS text, chars
+RETURN m.video_id AS source_id, m.clip_index AS clip_index, m.text AS text, chars

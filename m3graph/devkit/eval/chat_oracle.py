@@ -34,7 +34,7 @@ GOLD_NOTE = "oracle: the question's gold evidence lines, no search"
 
 def turn_clips(graph: MemoryGraph, video: str) -> dict[str, int]:
     """Turn id -> clip index, from the session keys ingestion stored (``session_N`` holds turns ``DN:*``)."""
-    rows = graph.ex.read("chat/source_sessions", video_id=video)
+    rows = graph.ex.read("chat/source_sessions", source_id=video)
     return {f"D{r['session_key'].removeprefix('session_')}": int(r["clip_index"]) for r in rows
             if r.get("session_key") and str(r["session_key"]).startswith("session_")}
 

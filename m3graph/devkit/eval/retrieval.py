@@ -50,7 +50,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 # -- data -------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Question:
-    video_id: str
+    source_id: str
     question: str
     evidence: tuple[str, ...]
     category: int
@@ -110,7 +110,7 @@ class BM25:
 class Corpus:
     """One conversation's memories as the graph holds them (what every method ranks)."""
 
-    video_id: str
+    source_id: str
     memory_ids: list[str]
     clips: np.ndarray  # clip index per memory
     sources: list[tuple[str, ...]]
@@ -121,17 +121,17 @@ class Corpus:
     bm25_clips: BM25
 
     @classmethod
-    def read(cls, graph: MemoryGraph, video_id: str) -> Corpus:
-        rows = graph.ex.read("eval/memory_vectors", video_id=video_id)
+    def read(cls, graph: MemoryGraph, source_id: str) -> Corpus:
+        rows = graph.ex.read("eval/memory_vectors", source_id=source_id)
         if not rows:
-            raise InvalidInputError(f"video {video_id} has no memories to evaluate")
+            raise InvalidInputError(f"video {source_id} has no memories to evaluate")
         vectors = np.asarray([r["embedding"] for r in rows], dtype=np.float64)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         clips = np.asarray([r["clip_index"] for r in rows])
         turn_clip = {s: int(r["clip_index"]) for r in rows for s in r["source_ids"] or ()}
         clip_ids = sorted(set(clips.tolist()))
         clip_docs = [" ".join(r["text"] for r in rows if r["clip_index"] == c) for c in clip_ids]
-        return cls(video_id, [r["memory_id"] for r in rows], clips, [tuple(r["source_ids"] or ()) for r in rows],
+        return cls(source_id, [r["memory_id"] for r in rows], clips, [tuple(r["source_ids"] or ()) for r in rows],
                    vectors, turn_clip, BM25([r["text"] for r in rows]), clip_ids, BM25(clip_docs))
 
     def exact_nodes(self, query: np.ndarray, k: int) -> list[int]:
@@ -248,7 +248,7 @@ def evaluate(graph: MemoryGraph, embedder: TextEmbedder, questions: Sequence[Que
         if q.category in NO_EVIDENCE_CATEGORIES:
             excluded[f"category {q.category} ({CATEGORIES[q.category]}, no evidence)"] += 1
             continue
-        corpus = corpora.get(q.video_id) or corpora.setdefault(q.video_id, Corpus.read(graph, q.video_id))
+        corpus = corpora.get(q.source_id) or corpora.setdefault(q.source_id, Corpus.read(graph, q.source_id))
         evidence = {f"D{m.group(1)}:{m.group(2)}" for e in q.evidence for m in _TURN_ID.finditer(e)}
         evidence &= set(corpus.turn_clip)
         if not evidence:
@@ -260,8 +260,8 @@ def evaluate(graph: MemoryGraph, embedder: TextEmbedder, questions: Sequence[Que
     embed_query = query_embed(embedder)  # bge: queries take the model's instruction, memories never
     for q, _, _, _ in scored[:warmup]:  # the first queries pay for plan caching and page faults
         v = embed_query([q.question])[0].tolist()
-        search.search(SearchSpec(v, videos=[q.video_id], k=clip_k, text=q.question))
-        search.search(SearchSpec(v, mode="node", videos=[q.video_id], k=node_k, text=q.question))
+        search.search(SearchSpec(v, videos=[q.source_id], k=clip_k, text=q.question))
+        search.search(SearchSpec(v, mode="node", videos=[q.source_id], k=node_k, text=q.question))
     lat = report.latency
     for i, (q, corpus, evidence, ev_clips) in enumerate(scored):
         cat = f"{q.category} {CATEGORIES.get(q.category, '?')}"
@@ -269,18 +269,18 @@ def evaluate(graph: MemoryGraph, embedder: TextEmbedder, questions: Sequence[Que
         qv = embed_query([q.question])[0]
         t1 = time.perf_counter()
         vec = qv.tolist()
-        clips = search.search(SearchSpec(vec, videos=[q.video_id], k=clip_k, text=q.question))
+        clips = search.search(SearchSpec(vec, videos=[q.source_id], k=clip_k, text=q.question))
         t2 = time.perf_counter()
-        nodes = search.search(SearchSpec(vec, mode="node", videos=[q.video_id], k=node_k, text=q.question))
+        nodes = search.search(SearchSpec(vec, mode="node", videos=[q.source_id], k=node_k, text=q.question))
         t3 = time.perf_counter()
         lat.setdefault("query embedding", []).append(t1 - t0)
         lat.setdefault("search_clip (graph)", []).append(t2 - t1)
         lat.setdefault("search_node (graph)", []).append(t3 - t2)
         lat.setdefault("search_clip end to end", []).append(t2 - t0)
         lat.setdefault("search_node end to end", []).append(t3 - t2 + t1 - t0)
-        v_clips = search.search(SearchSpec(vec, videos=[q.video_id], k=clip_k))
+        v_clips = search.search(SearchSpec(vec, videos=[q.source_id], k=clip_k))
         t4 = time.perf_counter()
-        v_nodes = search.search(SearchSpec(vec, mode="node", videos=[q.video_id], k=node_k))
+        v_nodes = search.search(SearchSpec(vec, mode="node", videos=[q.source_id], k=node_k))
         lat.setdefault("vector-only search_clip (graph)", []).append(t4 - t3)
         qn = np.asarray(qv, dtype=np.float64) / np.linalg.norm(qv)
         t5 = time.perf_counter()

@@ -109,7 +109,7 @@ def video_coverage(graph: MemoryGraph, items: Sequence[EvalItem]) -> Coverage:
     missing: dict[str, int] = {}
     unfinished: dict[str, int] = {}
     for video, n in need.items():
-        clips = graph.ex.read("graph/video_progress", video_id=video)
+        clips = graph.ex.read("graph/video_progress", source_id=video)
         if not clips:
             missing[video] = n
             continue

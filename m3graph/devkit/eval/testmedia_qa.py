@@ -164,12 +164,12 @@ def build_questions(manifest: Manifest, videos: Sequence[str] = QA_VIDEOS) -> li
         for i, line in enumerate(spec.lines):
             fact = read_fact(line)
             if fact is None:
-                log.info("%s line %d %r matches no fact pattern: no detail question", spec.video_id, i, line.text)
+                log.info("%s line %d %r matches no fact pattern: no detail question", spec.source_id, i, line.text)
                 continue
             facts.append((spec, i, line, fact))
             out.append(TestQuestion(
-                id=f"{spec.video_id}/L{i}/{fact.kind}", question=fact.question, answer=fact.answer, types=fact.types,
-                tags=("single-detail",), videos=(spec.video_id,), keywords=answer_keywords(line, fact.span),
+                id=f"{spec.source_id}/L{i}/{fact.kind}", question=fact.question, answer=fact.answer, types=fact.types,
+                tags=("single-detail",), videos=(spec.source_id,), keywords=answer_keywords(line, fact.span),
                 evidence=(line.text,)))
     out += _person_questions(manifest, specs)
     out += _cross_modal_questions(manifest, specs)
@@ -195,9 +195,9 @@ def _person_questions(manifest: Manifest, specs: Sequence[VideoSpec]) -> list[Te
         a, b, la, lb = same
         answer, keys, forbidden = _yes_no(True, ("same",), ("different",))
         out.append(TestQuestion(
-            id=f"{a.video_id}+{b.video_id}/same-speaker", types=(PU,), tags=("person", "cross-video"),
+            id=f"{a.source_id}+{b.source_id}/same-speaker", types=(PU,), tags=("person", "cross-video"),
             question=f"Was the person who said {_quote(la)} the same person who said {_quote(lb)}?",
-            answer=answer, videos=(a.video_id, b.video_id), keywords=keys, forbidden=forbidden,
+            answer=answer, videos=(a.source_id, b.source_id), keywords=keys, forbidden=forbidden,
             evidence=(la.text, lb.text)))
     for spec, first in firsts:
         people = list(first)
@@ -205,9 +205,9 @@ def _person_questions(manifest: Manifest, specs: Sequence[VideoSpec]) -> list[Te
             la, lb = first[people[0]], first[people[1]]
             answer, keys, forbidden = _yes_no(False, ("same",), ("different",))
             out.append(TestQuestion(
-                id=f"{spec.video_id}/different-speaker", types=(PU,), tags=("person",),
+                id=f"{spec.source_id}/different-speaker", types=(PU,), tags=("person",),
                 question=f"Was the person who said {_quote(la)} the same person who said {_quote(lb)}?",
-                answer=answer, videos=(spec.video_id,), keywords=keys, forbidden=forbidden,
+                answer=answer, videos=(spec.source_id,), keywords=keys, forbidden=forbidden,
                 evidence=(la.text, lb.text)))
             break
     return out
@@ -216,29 +216,29 @@ def _person_questions(manifest: Manifest, specs: Sequence[VideoSpec]) -> list[Te
 def _cross_modal_questions(manifest: Manifest, specs: Sequence[VideoSpec]) -> list[TestQuestion]:
     """What was on screen while something was said: needs face and voice memories of the same moment."""
     out: list[TestQuestion] = []
-    crowded = next(((s, ln, manifest.on_screen(s.video_id, _mid(ln))) for s in specs for ln in s.lines
-                    if len(manifest.on_screen(s.video_id, _mid(ln))) >= 2), None)
+    crowded = next(((s, ln, manifest.on_screen(s.source_id, _mid(ln))) for s in specs for ln in s.lines
+                    if len(manifest.on_screen(s.source_id, _mid(ln))) >= 2), None)
     if crowded is not None:
         spec, line, people = crowded
         n = len(people)
         out.append(TestQuestion(
-            id=f"{spec.video_id}/on-screen-count", types=(CM,), tags=("cross-modal", "counting"),
+            id=f"{spec.source_id}/on-screen-count", types=(CM,), tags=("cross-modal", "counting"),
             question=f"How many people were on screen when someone said {_quote(line)}?",
-            answer=f"{_cap(NUMBER_WORDS.get(n, str(n)))}.", videos=(spec.video_id,), keywords=(_number(n),),
+            answer=f"{_cap(NUMBER_WORDS.get(n, str(n)))}.", videos=(spec.source_id,), keywords=(_number(n),),
             evidence=(line.text,)))
     # Prefer a line outside the meta-clips: there no single-face/single-voice clip ties the voice to the face.
     meta = {(v, c) for v, c, _ in manifest.meta_clips()}
     lines = [(s, ln) for s in specs for ln in s.lines]
-    chosen = next(((s, ln) for s, ln in lines if (s.video_id, ln.clip_index) not in meta), lines[0] if lines else None)
+    chosen = next(((s, ln) for s, ln in lines if (s.source_id, ln.clip_index) not in meta), lines[0] if lines else None)
     if chosen is not None:
         spec, line = chosen
-        visible = line.person in manifest.on_screen(spec.video_id, _mid(line))
+        visible = line.person in manifest.on_screen(spec.source_id, _mid(line))
         answer, keys, forbidden = _yes_no(visible, ("visible", "on screen"), ("invisible", "off screen"))
-        tags = ("cross-modal", "person") + (() if (spec.video_id, line.clip_index) in meta else ("no-meta-clip",))
+        tags = ("cross-modal", "person") + (() if (spec.source_id, line.clip_index) in meta else ("no-meta-clip",))
         out.append(TestQuestion(
-            id=f"{spec.video_id}/speaker-visible", types=(CM, PU), tags=tags,
+            id=f"{spec.source_id}/speaker-visible", types=(CM, PU), tags=tags,
             question=f"Was the person who said {_quote(line)} visible on screen while saying it?",
-            answer=answer, videos=(spec.video_id,), keywords=keys, forbidden=forbidden, evidence=(line.text,)))
+            answer=answer, videos=(spec.source_id,), keywords=keys, forbidden=forbidden, evidence=(line.text,)))
     return out
 
 
@@ -249,15 +249,15 @@ def _multi_questions(specs: Sequence[VideoSpec],
     for spec, _, line, fact in facts:
         if fact.kind != "preference":
             continue
-        found = next(((s.video_id, ln) for s in specs if s.video_id != spec.video_id for ln in s.lines
+        found = next(((s.source_id, ln) for s in specs if s.source_id != spec.source_id for ln in s.lines
                       if ln.person == line.person), None)
         if found is None:
             continue
         other, anchor = found
         out.append(TestQuestion(
-            id=f"{other}+{spec.video_id}/preference-of-speaker", types=(PU, MH), tags=("person", "cross-video"),
+            id=f"{other}+{spec.source_id}/preference-of-speaker", types=(PU, MH), tags=("person", "cross-video"),
             question=f"What is the favourite {fact.subject} of the person who said {_quote(anchor)}?",
-            answer=fact.answer, videos=tuple(s.video_id for s in specs if s.video_id in (other, spec.video_id)),
+            answer=fact.answer, videos=tuple(s.source_id for s in specs if s.source_id in (other, spec.source_id)),
             keywords=answer_keywords(line, fact.span), evidence=(anchor.text, line.text)))
         break
     # Multi-evidence: colours of two things mentioned in different clips of one video.
@@ -273,9 +273,9 @@ def _multi_questions(specs: Sequence[VideoSpec],
         cb, *nb = fb.subject.split()
         noun_a, noun_b = " ".join(na), " ".join(nb)
         out.append(TestQuestion(
-            id=f"{spec.video_id}/colours", types=(ME,), tags=("multi-evidence",),
+            id=f"{spec.source_id}/colours", types=(ME,), tags=("multi-evidence",),
             question=f"What colours are the {noun_a} and the {noun_b}?",
-            answer=f"The {noun_a} is {ca.lower()} and the {noun_b} is {cb.lower()}.", videos=(spec.video_id,),
+            answer=f"The {noun_a} is {ca.lower()} and the {noun_b} is {cb.lower()}.", videos=(spec.source_id,),
             keywords=((ca.lower(),), (cb.lower(),)), evidence=(la.text, lb.text)))
         break
     # Counting speakers needs every clip's voices: evidence spread over the whole video.
@@ -284,9 +284,9 @@ def _multi_questions(specs: Sequence[VideoSpec],
         if len(people) >= 2:
             n = len(people)
             out.append(TestQuestion(
-                id=f"{spec.video_id}/speaker-count", types=(PU, ME), tags=("multi-evidence", "counting"),
+                id=f"{spec.source_id}/speaker-count", types=(PU, ME), tags=("multi-evidence", "counting"),
                 question="How many different people speak in this video?",
-                answer=f"{_cap(NUMBER_WORDS.get(n, str(n)))}.", videos=(spec.video_id,), keywords=(_number(n),),
+                answer=f"{_cap(NUMBER_WORDS.get(n, str(n)))}.", videos=(spec.source_id,), keywords=(_number(n),),
                 evidence=tuple(ln.text for ln in spec.lines)))
             break
     return out
@@ -302,17 +302,17 @@ def _temporal_questions(specs: Sequence[VideoSpec],
     if said is not None:
         spec, i, line, fact = said
         out.append(TestQuestion(
-            id=f"{spec.video_id}/L{i}/{fact.kind}@clip{line.clip_index}", question=fact.question, answer=fact.answer,
-            types=fact.types, tags=("temporal", "single-detail"), videos=(spec.video_id,),
+            id=f"{spec.source_id}/L{i}/{fact.kind}@clip{line.clip_index}", question=fact.question, answer=fact.answer,
+            types=fact.types, tags=("temporal", "single-detail"), videos=(spec.source_id,),
             keywords=answer_keywords(line, fact.span), before_clip=line.clip_index, evidence=(line.text,)))
     later = next(((s, i, ln, f) for s, i, ln, f in facts if f.kind == "location" and ln.clip_index >= 1), None)
     if later is not None:
         spec, i, line, fact = later
         leaked = tuple(form for group in answer_keywords(line, fact.span) for form in group)
         out.append(TestQuestion(
-            id=f"{spec.video_id}/L{i}/{fact.kind}@clip{line.clip_index - 1}", question=fact.question,
+            id=f"{spec.source_id}/L{i}/{fact.kind}@clip{line.clip_index - 1}", question=fact.question,
             answer=f"Unknown: by then nothing had been said about where the {fact.subject} is.",
-            types=fact.types, tags=("temporal", "unanswerable"), videos=(spec.video_id,), keywords=(),
+            types=fact.types, tags=("temporal", "unanswerable"), videos=(spec.source_id,), keywords=(),
             forbidden=leaked, before_clip=line.clip_index - 1, evidence=(line.text,)))
     return out
 
@@ -332,7 +332,7 @@ def ensure_ingested(graph: MemoryGraph, settings: Settings, manifest: Manifest, 
 
     todo = []
     for video in videos:
-        clips = graph.ex.read("graph/video_progress", video_id=video)
+        clips = graph.ex.read("graph/video_progress", source_id=video)
         if len(clips) < len(manifest.video(video).clips) or any(c.get("status") != "done" for c in clips):
             todo.append(video)
     if todo:

@@ -222,7 +222,7 @@ def ingest_conversation(graph: MemoryGraph, conv: Conversation, embedder: TextEm
     for name in conv.speakers:  # a misconfigured speaker join is refused before anything is written
         speaker_key(graph.settings.chat.same_speakers, conv.source_id, name)
     summary = ChatIngestSummary(source_id=conv.source_id)
-    existing = graph.ex.read("chat/source_sessions", video_id=conv.source_id)
+    existing = graph.ex.read("chat/source_sessions", source_id=conv.source_id)
     have = {r["session_key"] for r in existing if r["session_key"]}
     new = [s for s in conv.sessions if s.session_key not in have and s.turns]
     summary.sessions_skipped = len(conv.sessions) - len(new)
@@ -283,7 +283,7 @@ def _plan(graph: MemoryGraph, conv: Conversation, memorizer: SessionMemorizer | 
     held = {r["key"] for r in graph.ex.read("chat/speakers_by_key", keys=sorted(set(keys.values())))}
     intro = introductions(new, {n for n, k in keys.items() if k in held})  # first: a rename said later wins
     for i, (session, (start, end, spans)) in enumerate(zip(new, timeline, strict=True)):
-        clip = ClipInfo(video_id=conv.source_id, clip_index=next_index + i, start_s=start, end_s=end,
+        clip = ClipInfo(source_id=conv.source_id, clip_index=next_index + i, start_s=start, end_s=end,
                         started_at=session.started_at)
         mems = [SessionMemory("semantic", fact, named_speaker=who)
                 for who in intro.get(session.session_key, ()) if (fact := name_fact(who))]
@@ -381,7 +381,7 @@ def _write_session(graph: MemoryGraph, conv: Conversation, p: _Planned) -> int |
 def _file_links(p: _Planned) -> FileLinks:
     """The session's files, which memories describe them (surrogates) and which share them (the turns' own
     memories), by the ids the session's episodic memories get (``<clip key>#e<order>``)."""
-    ckey = clip_key(p.clip.video_id, p.clip.clip_index)
+    ckey = clip_key(p.clip.source_id, p.clip.clip_index)
     cites, shares = [], []
     episodic = [m for m in p.memories if m.kind == "episodic"]
     for order, m in enumerate(episodic):
