@@ -173,7 +173,7 @@ class Memory:
         Raises:
             ChatFormatError (an InvalidInputError): the file is malformed (its line is named); nothing is written.
         """
-        from m3graph.graphdb.types import check_video_id
+        from m3graph.graphdb.types import check_source_id
         from m3graph.ingest.chat.facts_list import FactsMemorizer
         from m3graph.ingest.chat.formats import detect_format, load_conversation
         from m3graph.ingest.chat.parsing import ReadLimits
@@ -181,7 +181,7 @@ class Memory:
         where = Path(path)
         limits = ReadLimits.of(self.settings.chat)
         conv, _ = load_conversation(where, "auto", source, limits)
-        check_video_id(conv.source_id)
+        check_source_id(conv.source_id)
         root = Path(files_root) if files_root is not None else (where if where.is_dir() else where.parent)
         facts = detect_format(where, limits) == "facts"  # a facts list: each fact one semantic memory, no model
         return self._ingest(conv, root, FactsMemorizer() if facts else None)
@@ -301,11 +301,11 @@ def conversation_of_turns(source: str, turns: Turns, when: datetime | None = Non
                           dated: bool = True) -> Conversation:
     """One new session of `source` from (speaker, text) pairs, taking place `when` (default now; no time at all
     when not `dated`): what `add_turns` and `add_facts` write."""
-    from m3graph.graphdb.types import check_video_id
+    from m3graph.graphdb.types import check_source_id
     from m3graph.ingest.chat.generic_json import session_digest
     from m3graph.ingest.chat.model import Conversation, Session, Turn
 
-    check_video_id(source)
+    check_source_id(source)
     started = None if not dated else datetime.now(UTC) if when is None else when if when.tzinfo else \
         when.replace(tzinfo=UTC)
     built: list[Turn] = []

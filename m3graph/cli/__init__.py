@@ -151,10 +151,10 @@ def search(settings: Settings, query: str, videos: tuple[str, ...], before_clip:
     A <character_K> tag in QUERY scopes the search to that character, like --character K. An unknown source or
     person is refused with the closest known names; a name more than one person goes by lists them with their ids.
     """
-    from m3graph.service import SearchRequest, check_video_id
+    from m3graph.service import SearchRequest, check_source_id
 
     for video in videos:
-        check_video_id(video)
+        check_source_id(video)
     with open_graph(settings) as graph:
         service = make_service(settings, graph)
         service.require_videos(videos)

@@ -51,16 +51,16 @@ def ingest_chat(settings: Settings, files: tuple[Path, ...], source_id: str | No
     from m3graph.ingest.chat.ingest import ingest_conversation
     from m3graph.ingest.chat.memorize_session import make_session_memorizer
     from m3graph.ingest.chat.parsing import ReadLimits
-    from m3graph.service import check_video_id
+    from m3graph.service import check_source_id
 
     if source_id is not None:
-        check_video_id(source_id)
+        check_source_id(source_id)
     convs = []
     limits = ReadLimits.of(settings.chat)
     for path in files:
         facts = (detect_format(path, limits) if fmt == "auto" else fmt) == "facts"
         conv, _ = load_conversation(path, fmt, source_id, limits)
-        check_video_id(conv.source_id)
+        check_source_id(conv.source_id)
         if started_at is not None:
             when = started_at.replace(tzinfo=UTC)
             conv = replace(conv, sessions=tuple(s if s.started_at else replace(s, started_at=when)

@@ -16,9 +16,9 @@ from m3graph.settings import Settings
 def clips(settings: Settings, source_id: str, as_json: bool) -> None:
     """Show every clip of a video with its state (planned, perceived, resolved, memorized, *_failed) and why."""
     from m3graph.cli.session import open_graph
-    from m3graph.service import MemoryService, check_video_id
+    from m3graph.service import MemoryService, check_source_id
 
-    check_video_id(source_id)
+    check_source_id(source_id)
     with open_graph(settings) as graph:
         service = MemoryService(settings, graph)
         service.require_videos([source_id])  # an unknown source is refused with the closest known ids

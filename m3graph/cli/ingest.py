@@ -18,7 +18,7 @@ from typing import IO
 import click
 
 from m3graph.ingest.runner import IngestFailed, Runner, run_ingest
-from m3graph.service import check_video_id
+from m3graph.service import check_source_id
 from m3graph.settings import Settings
 
 BAR_WIDTH = 20
@@ -124,7 +124,7 @@ def ingest(settings: Settings, videos: tuple[Path, ...], live_dir: Path | None, 
     if source_id and len(videos) > 1:
         raise click.UsageError("--video-id names one video: give one VIDEO (or only --live)")
     if source_id is not None:
-        check_video_id(source_id)
+        check_source_id(source_id)
     runner: Runner | None = None
     if use_celery:
         from m3graph.tasks.follow import run_celery

@@ -37,10 +37,10 @@ def characters(settings: Settings, source_id: str | None, as_json: bool) -> None
     The id or the name is what `--character`, `m3graph history` and `m3graph delete character` take.
     """
     from m3graph.cli.session import make_service, open_graph
-    from m3graph.service import check_video_id
+    from m3graph.service import check_source_id
 
     if source_id is not None:
-        check_video_id(source_id)
+        check_source_id(source_id)
     with open_graph(settings) as graph:
         people = make_service(settings, graph).lookup.people(source_id)
     if as_json:

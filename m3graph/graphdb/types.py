@@ -21,20 +21,20 @@ from m3graph.observations import FrozenModel as _Frozen
 from m3graph.observations import finite_vector as _finite_vector
 
 VideoId = str
-_VIDEO_ID = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$"
+_SOURCE_ID = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$"
 
 
-def check_video_id(source_id: str) -> str:
+def check_source_id(source_id: str) -> str:
     """Refuses, naming it, an id the graph cannot hold; entry points call it before any file or node is written
     (a video id also names files under the data directory, so a path separator must never get through)."""
-    if not isinstance(source_id, str) or not re.fullmatch(_VIDEO_ID, source_id):
-        raise InvalidInputError(f"invalid video id {source_id!r}: use 1-128 ASCII letters, digits and . _ : - "
+    if not isinstance(source_id, str) or not re.fullmatch(_SOURCE_ID, source_id):
+        raise InvalidInputError(f"invalid source id {source_id!r}: use 1-128 ASCII letters, digits and . _ : - "
                                 "starting with a letter or digit")
     return source_id
 
 
 class ClipRef(_Frozen):
-    source_id: str = Field(pattern=_VIDEO_ID)
+    source_id: str = Field(pattern=_SOURCE_ID)
     clip_index: int = Field(ge=0)
 
     @property

@@ -442,7 +442,7 @@ def import_pickle(graph: MemoryGraph, path: Path, source_id: str, embedder: Text
     try:
         ClipRef(source_id=source_id, clip_index=0)
     except ValidationError as exc:
-        raise InvalidInputError(f"invalid video id {source_id!r}: {exc.errors()[0]['msg']}") from None
+        raise InvalidInputError(f"invalid source id {source_id!r}: {exc.errors()[0]['msg']}") from None
     path = Path(path)
     parsed = parse_videograph(load_videograph(path, max_bytes), settings)
     warnings = list(parsed.warnings)

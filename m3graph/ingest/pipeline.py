@@ -32,7 +32,7 @@ from m3graph.errors import M3GraphError, NotFoundError
 from m3graph.file_locks import exclusive
 from m3graph.graphdb.clip_state import ClipState
 from m3graph.graphdb.store import MemoryGraph
-from m3graph.graphdb.types import ClipInfo, FaceCluster, MemoryIn, VoiceCluster, check_video_id
+from m3graph.graphdb.types import ClipInfo, FaceCluster, MemoryIn, VoiceCluster, check_source_id
 from m3graph.ingest.clip_media import (
     FACES,
     VOICES,
@@ -104,7 +104,7 @@ def save_plan(settings: Settings, plan: VideoPlan) -> None:
 
 
 def load_plan(settings: Settings, source_id: str) -> VideoPlan:
-    check_video_id(source_id)
+    check_source_id(source_id)
     try:
         data = json.loads(media_store(settings).get_bytes(_plan_key(source_id)))
     except NotFoundError:
@@ -121,7 +121,7 @@ def plan_video(settings: Settings, source: Path, source_id: str, append: bool = 
     """
     from m3graph.ingest.video import plan_clips, probe, resolved_source
 
-    check_video_id(source_id)  # before any file is written: the id names the plan's path
+    check_source_id(source_id)  # before any file is written: the id names the plan's path
     resolved = resolved_source(source)
     existing = load_plan(settings, source_id) if append else VideoPlan(source_id=source_id, windows=[])
     if any(w.source == resolved for w in existing.windows):

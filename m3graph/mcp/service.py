@@ -19,7 +19,7 @@ from m3graph.errors import InvalidInputError, NotFoundError
 from m3graph.mcp import schema
 from m3graph.mcp.asking import ASK_WAIT_S, AskJobs
 from m3graph.mcp.jobs import ingest_runner
-from m3graph.service import MemoryService, check_video_id, notes
+from m3graph.service import MemoryService, check_source_id, notes
 from m3graph.service.evidence import MAX_SURROGATES, FileText
 from m3graph.service.guarded import CypherRows, GuardLimits, read_cypher
 from m3graph.service.memory import ControllerFactory
@@ -64,7 +64,7 @@ class McpService(MemoryService):
         """A face crop or voice snippet the graph references from that clip, read from the media store (the data
         directory or a bucket: m3graph.storage); returns (bytes, "image" or "audio"). As in the explorer, nothing
         the graph does not reference from that clip is read, and clip cuts (video) are not sent to agents."""
-        check_video_id(video)
+        check_source_id(video)
         key = key_of(uri, self.settings.data_dir)
         if key is None or not self.evidence.media_referenced(uri, video, clip):
             raise NotFoundError(f"{uri[:200]}: not a media file of clip {video}#{clip}")
@@ -117,7 +117,7 @@ class McpService(MemoryService):
 
         line = notes.note_text(text)
         name = notes.agent_speaker(speaker)
-        target = check_video_id(source or notes.NOTES_SOURCE)
+        target = check_source_id(source or notes.NOTES_SOURCE)
         if speaker_key(self.settings.chat.same_speakers, target, name) != f"{target}|{name}":
             raise InvalidInputError(f"chat.same_speakers maps the note's speaker {name!r} to another speaker; an "
                                     "agent's note speaks only for itself")
@@ -143,10 +143,10 @@ class McpService(MemoryService):
         from m3graph.ingest.chat.parsing import ReadLimits
 
         if source_id is not None:
-            check_video_id(source_id)
+            check_source_id(source_id)
         local = self._local_file(path)
         conv, _ = load_conversation(local, "auto", source_id, ReadLimits.of(self.settings.chat))
-        check_video_id(conv.source_id)
+        check_source_id(conv.source_id)
         # Shared files are read under the files root holding the conversation, like the CLI's --files-root.
         root = next(r for r in self.files_roots if local.is_relative_to(r))
         return self._ingest_conversation(conv, root)
@@ -157,7 +157,7 @@ class McpService(MemoryService):
         if live and len(paths) != 1:
             raise InvalidInputError("live ingestion watches one directory: give exactly one path")
         if source_id is not None:
-            check_video_id(source_id)
+            check_source_id(source_id)
             if len(paths) > 1:
                 raise InvalidInputError("video_id names one video: give one path")
         files = [self._local_file(p, directory=live) for p in paths]

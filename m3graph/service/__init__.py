@@ -22,7 +22,7 @@ Dependencies: this package imports the store (`graphdb`), `embedding` and settin
 memorizing model); the controller and the ingestion runner are injected by the front end.
 """
 
-from m3graph.graphdb.types import check_video_id
+from m3graph.graphdb.types import check_source_id
 from m3graph.service.memory import MemoryService
 from m3graph.service.requests import (
     AskRequest,
@@ -46,4 +46,4 @@ __all__ = ["AskRequest", "CharacterRequest", "CorrectFactRequest", "DeleteReques
            "FetchClipRequest",
            "HistoryRequest", "IngestStatusRequest",
            "ListVideosRequest", "MemoryService", "SearchRequest", "StatsRequest", "TimelineRequest",
-           "UndoVoteRequest", "VoteRequest", "check_video_id", "run_search"]
+           "UndoVoteRequest", "VoteRequest", "check_source_id", "run_search"]

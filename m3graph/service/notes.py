@@ -16,7 +16,7 @@ import re
 
 from m3graph.errors import InvalidInputError
 from m3graph.graphdb.store import MemoryGraph
-from m3graph.graphdb.types import check_video_id, clip_key
+from m3graph.graphdb.types import check_source_id, clip_key
 
 NOTES_SOURCE = "agent-notes"
 AGENT = "agent"
@@ -47,7 +47,7 @@ def note_text(text: str) -> str:
 
 def claim_notes_source(graph: MemoryGraph, source: str | None) -> str:
     """The notes source a note goes to (created as one when new); InvalidInputError for any other source."""
-    source = check_video_id(source or NOTES_SOURCE)
+    source = check_source_id(source or NOTES_SOURCE)
     row = graph.ex.write("notes/claim_source", source_id=source, adopt=source == NOTES_SOURCE)[0]
     if not row["notes"]:
         raise InvalidInputError(f"{source!r} is a video or conversation, not a notes source: an agent's note goes "

@@ -25,7 +25,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from m3graph.errors import InvalidInputError
 from m3graph.graphdb.search_plan import MAX_K
-from m3graph.graphdb.types import check_video_id
+from m3graph.graphdb.types import check_source_id
 
 MAX_INDEX = 2**62  # clip indexes and ids: far past any real graph, well inside Neo4j's 64-bit integers
 MAX_NEIGHBOURS = 5  # fetch_clip: clips before/after the asked one
@@ -34,7 +34,7 @@ MAX_TEXT = 10_000  # characters of a query, question, name or note
 
 
 def _video(value: str) -> str:
-    return check_video_id(value)
+    return check_source_id(value)
 
 
 def _finite(value: float | None) -> float | None:
@@ -57,7 +57,7 @@ def _as_of(value: str | None) -> str | None:
     if sep:
         if not clip.isdigit() or int(clip) > MAX_INDEX:
             raise InvalidInputError(f"a clip point is VIDEO#N with N a clip index (got {value!r:.80})")
-        return f"{check_video_id(video)}#{int(clip)}"
+        return f"{check_source_id(video)}#{int(clip)}"
     try:
         when = datetime.fromisoformat(text)
     except ValueError:

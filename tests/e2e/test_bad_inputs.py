@@ -28,7 +28,7 @@ from m3graph.embedding import TextEmbedder
 from m3graph.errors import ConfigError, ImportFormatError, InvalidInputError, M3GraphError
 from m3graph.graphdb.search_plan import SearchSpec
 from m3graph.graphdb.store import MemoryGraph
-from m3graph.graphdb.types import FaceObservation, MemoryIn, check_video_id
+from m3graph.graphdb.types import FaceObservation, MemoryIn, check_source_id
 from m3graph.ingest.m3_import import import_pickle
 from m3graph.ingest.pipeline import ingest_video_inprocess
 from m3graph.ingest.safe_unpickle import load_videograph
@@ -292,7 +292,7 @@ def test_bad_video_id_is_refused_before_any_file_or_node(
     bad = BAD_IDS[case]
     _refused(lambda: ingest_video_inprocess(g, embedder, media["base.mp4"], bad), InvalidInputError, repr(bad))
     assert not g.settings.data_dir.exists() or not any(g.settings.data_dir.rglob("*")), "nothing written"
-    _refused(lambda: check_video_id(bad), InvalidInputError, repr(bad))
+    _refused(lambda: check_source_id(bad), InvalidInputError, repr(bad))
 
 
 @pytest.mark.parametrize("case", ["quote", "cypher-fragment", "cypher-union", "unicode-cjk"])
@@ -441,7 +441,7 @@ def test_a_file_name_that_is_no_valid_id_still_gives_one() -> None:
     from m3graph.ingest.runner import _video_id
 
     for name in ("café (1).mp4", "视频.mp4", "_x.mp4", "a" * 300 + ".mp4", "it's.mp4"):
-        check_video_id(_video_id(Path(name)))
+        check_source_id(_video_id(Path(name)))
     assert _video_id(Path("café (1).mp4")) == "caf---1"
 
 

@@ -47,7 +47,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # (arguments, extra environment, exit status, what the one line must say)
 CASES: dict[str, tuple[list[str], dict[str, str], int, str]] = {
     "video-id-with-slash": (["ingest", "--video-id", "a/b", "{in}/notes.mp4"], {}, exit_codes.DATA,
-                            "invalid video id 'a/b'"),
+                            "invalid source id 'a/b'"),
     "missing-video": (["ingest", "{in}/absent.mp4"], {}, exit_codes.USAGE, "does not exist"),
     "malformed-toml": (["stats"], {"M3GRAPH_CONFIG": "{in}/bad.toml"}, exit_codes.CONFIG,
                        "bad.toml is not valid TOML"),
@@ -57,7 +57,7 @@ CASES: dict[str, tuple[list[str], dict[str, str], int, str]] = {
     "malicious-pickle": (["import-m3", "{in}/evil.pkl", "--video", "cli-evil"], {}, exit_codes.DATA,
                          "forbidden global"),
     "pickle-bad-video-id": (["import-m3", "{in}/evil.pkl", "--video", "x' OR 1=1"], {}, exit_codes.DATA,
-                            "invalid video id"),
+                            "invalid source id"),
     "delete-unknown-clip": (["delete", "clip", "no-such-video", "3"], {}, exit_codes.NOT_FOUND,
                             "clip no-such-video#3 does not exist"),
     # Numeric and text inputs of the service's requests (m3graph.service.requests): refused before any query.

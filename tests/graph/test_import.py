@@ -204,7 +204,7 @@ def test_reimport_is_refused_and_replace_reimports_without_duplicates(
 
 
 def test_bad_video_id_is_refused_before_reading(graph: MemoryGraph, tmp_path: Path, embedder: TextEmbedder) -> None:
-    with pytest.raises(InvalidInputError, match="invalid video id"):
+    with pytest.raises(InvalidInputError, match="invalid source id"):
         import_pickle(graph, tmp_path / "missing.pkl", "../etc", embedder)
 
 

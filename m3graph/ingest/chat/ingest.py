@@ -51,7 +51,7 @@ from m3graph.errors import InvalidInputError
 from m3graph.graphdb.files import FileLinks
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import safe_text
-from m3graph.graphdb.types import ClipInfo, MemoryIn, check_video_id, clip_key
+from m3graph.graphdb.types import ClipInfo, MemoryIn, check_source_id, clip_key
 from m3graph.ingest.chat.attachments import FileProblem, SharedFile, drop_unheld, share_all
 from m3graph.ingest.chat.embed_ahead import SessionVectors, stage
 from m3graph.ingest.chat.model import Conversation, Session, Turn
@@ -193,7 +193,7 @@ def safe_conversation(conv: Conversation) -> Conversation:
 
 
 def _check(conv: Conversation) -> None:
-    check_video_id(conv.source_id)
+    check_source_id(conv.source_id)
     dup = sorted(k for k, n in Counter(s.session_key for s in conv.sessions).items() if n > 1)
     if dup:
         raise InvalidInputError(f"{conv.path or conv.source_id}: sessions {dup} appear twice; nothing was written")
