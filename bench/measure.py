@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -201,12 +202,21 @@ def bench_identity(graph: MemoryGraph, faces: FaceSet, per_kind: int, seed: int,
 
 
 def bench_writes(graph: MemoryGraph, corpus: Corpus, clips: int, seed: int, budget_s: float = 300.0,
-                 per_clip: int = 20, dissect: int = 10) -> dict[str, Any]:
-    """The product write path, one clip per call: upsert_clip, then write_memories (episodic + semantic)."""
+                 per_clip: int = 20, dissect: int = 10, baseline: bool = False) -> dict[str, Any]:
+    """The product write path, one clip per call: upsert_clip, then write_memories (episodic + semantic).
+
+    `baseline`: each timed clip is also written, with the same memories, into a twin video (`bench-e…`) by the
+    write path before issue 40 (bench/session_writes.py `earlier_writes`: memory/votes for every clip, memory/prepare
+    reading the clip's earlier memories and the video's semantic count every time), the two alternating first."""
+    from bench.session_writes import earlier_writes  # here: bench.session_writes imports bench.run, which imports us
+
     rng = np.random.default_rng(seed)
     spec = corpus.spec
     n_episodic = round(per_clip * spec.episodic_share)
-    upsert_s, write_s, probe_s = [], [], []
+    upsert_s: list[float] = []
+    write_s: list[float] = []
+    probe_s: list[float] = []
+    earlier_s: list[float] = []
     started = time.perf_counter()
     done = 0
     qt = QueryTimer()
@@ -227,11 +237,17 @@ def bench_writes(graph: MemoryGraph, corpus: Corpus, clips: int, seed: int, budg
                 graph.upsert_clip(info)
                 graph.write_memories(vid, clip_index, memories)
             continue
-        s, _ = timed(lambda info=info: graph.upsert_clip(info))
-        upsert_s.append(s)
-        s, _ = timed(lambda vid=vid, clip_index=clip_index, memories=memories:
-                     graph.write_memories(vid, clip_index, memories))
-        write_s.append(s)
+        twin = ClipInfo(source_id=vid.replace("bench-w", "bench-e"), clip_index=clip_index, start_s=info.start_s,
+                        end_s=info.end_s)
+        for earlier in ((False, True) if c % 2 else (True, False)) if baseline else (False,):
+            target = twin if earlier else info
+            with earlier_writes() if earlier else contextlib.nullcontext():
+                s, _ = timed(lambda target=target: graph.upsert_clip(target))
+                if not earlier:
+                    upsert_s.append(s)
+                s, _ = timed(lambda t=target, memories=memories: graph.write_memories(t.source_id, t.clip_index,
+                                                                                    memories))
+            (earlier_s if earlier else write_s).append(s)
         done += 1
     declared = set(query("memory/clip_state").params)  # the product query's parameters change over time
     for c in range(min(done, 20)):  # the query that finds what a clip contributed before, on its own
@@ -248,7 +264,9 @@ def bench_writes(graph: MemoryGraph, corpus: Corpus, clips: int, seed: int, budg
             "write_memories": summary(write_s),
             "memories_per_s": mem / sum(write_s) if write_s else None,
             "nodes_per_s": (mem + done) / (sum(write_s) + sum(upsert_s)) if write_s else None,
-            "clip_state_query": summary(probe_s), "queries": qt.report(max(1, dissect))}
+            "clip_state_query": summary(probe_s), "queries": qt.report(max(1, dissect)),
+            **({"write_memories_earlier": summary(earlier_s),
+                "earlier_over_current_p50": float(np.median(earlier_s) / np.median(write_s))} if earlier_s else {})}
 
 
 def bench_import(graph: MemoryGraph, corpus: Corpus, videos: int, clips_per_video: int, seed: int,

@@ -48,6 +48,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--resolutions", type=int, default=100, help="resolve_faces calls per kind (returning, new)")
     p.add_argument("--write-clips", type=int, default=100, help="clips written through write_memories")
     p.add_argument("--write-budget-s", type=float, default=300.0, help="stop product writes after this long")
+    p.add_argument("--write-baseline", action="store_true",
+                   help="write each clip also through the write path before issue 40 (bench/session_writes.py), "
+                        "alternating, and report both")
     p.add_argument("--batch", type=int, default=5000, help="memories per load transaction")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--home", type=Path, default=REPO / "bench" / "results" / "neo4j-home",
@@ -317,8 +320,12 @@ def measure_size(n: int, args: argparse.Namespace, settings: Settings, ex: Execu
         log.info("size %d: resolve_faces p50 %.2f ms", n, rec["identity"]["all"]["p50_ms"])
         results.save()
     if args.write_clips and "writes" in phases:
-        rec["writes"] = bench_writes(graph, corpus, args.write_clips, args.seed + 4, args.write_budget_s)
+        rec["writes"] = bench_writes(graph, corpus, args.write_clips, args.seed + 4, args.write_budget_s,
+                                     baseline=args.write_baseline)
         log.info("size %d: write_memories p50 %.1f ms per clip", n, rec["writes"]["write_memories"]["p50_ms"])
+        if "write_memories_earlier" in rec["writes"]:
+            log.info("size %d: write_memories before issue 40 p50 %.1f ms per clip (earlier/current %.2f)", n,
+                     rec["writes"]["write_memories_earlier"]["p50_ms"], rec["writes"]["earlier_over_current_p50"])
         on_disk("census_after_writes")
         if args.checkpoint_restart and home is not None:
             rec["indexes"]["census_after_writes_checkpointed"] = checkpointed_census(settings, ex, graph, vids)

@@ -77,15 +77,21 @@ def write_session(ex: Executor, settings: Settings, source_id: str, session_key:
 
     Faces of the photos the session shares are resolved like a video clip's (`identity.resolve`: matched to
     persistent Face entities or created), in the same transaction, before the memories are rendered; so are the
-    voices of the audio files it shares (persistent Voice entities, as a video clip's voices)."""
+    voices of the audio files it shares (persistent Voice entities, as a video clip's voices).
+
+    Why `chat/open_session` (lock, stored check, clip check and speakers in one statement) and not three: the
+    statements of a session write are cheap in database work and dear in round trips and per-statement server
+    overhead, which is what a chat turn's write costs (bench/session_writes.py measures both paths). Its clip
+    check lets the memory write skip reading the source's memories back for a clip this session creates."""
 
     def work(tx: Tx) -> int | None:
-        tx.run("graph/lock", name=f"chat:{source_id}")
-        if any(r["session_key"] == session_key for r in tx.run("chat/source_sessions", source_id=source_id)):
+        ckey = clip_key(source_id, clip.clip_index)
+        opened = tx.one("chat/open_session", source_id=source_id, session_key=session_key, clip_key=ckey,
+                        keys=sorted(set(speaker_keys.values())))
+        if opened["stored"]:
             return None
         names = list(speaker_keys)
-        by_key = {r["key"]: r["entity_id"]
-                  for r in tx.run("chat/speakers_by_key", keys=sorted(set(speaker_keys.values())))}
+        by_key = {r["key"]: r["entity_id"] for r in opened["speakers"]}
         missing = sorted(set(speaker_keys.values()) - set(by_key))
         if missing:
             first = tx.one("graph/allocate_ids", counter="entity", n=len(missing))["first"]
@@ -102,16 +108,17 @@ def write_session(ex: Executor, settings: Settings, source_id: str, session_key:
         if voices:
             heard, _ = resolve(tx, settings, "voice", source_id, clip.clip_index, voices)
             voice_ids = {r.label: r.entity_id for r in heard}
-        tx.run("chat/write_session", clip_key=clip_key(source_id, clip.clip_index), session_key=session_key,
+        tx.run("chat/write_session", clip_key=ckey, session_key=session_key,
                turns=n_turns,
                speakers=[{"key": speaker_keys[n], "source": speaker_keys[n].split("|", 1)[0],
                           "name": speaker_keys[n].split("|", 1)[1], "as_name": n, "entity_id": ids[n],
                           "turns": turns_by_speaker.get(n, 0)} for n in names])
         memories = render(ids, face_ids, known, voice_ids)
         derived = speech_memories(memories, ids) if settings.chat.speech_facts else []
-        write_clip_memories(tx, settings, source_id, clip.clip_index, [*memories, *derived])
+        write_clip_memories(tx, settings, source_id, clip.clip_index, [*memories, *derived],
+                            new_clip=not opened["clip_exists"])
         if files is not None:  # the files the session shares, linked to its memories (graphdb/files.py)
-            files.write(tx, clip_key(source_id, clip.clip_index))
+            files.write(tx, ckey)
         set_state_tx(tx, source_id, clip.clip_index, ClipState.MEMORIZED)
         refresh_characters(tx, settings, sorted({*ids.values(), *face_ids.values(), *voice_ids.values()}))
         return len(missing)

@@ -64,6 +64,8 @@ SMOKES: dict[str, Smoke] = {
     "return1_floor": Smoke(("--uri", "{uri}"), r'"session_per_call": \{', graph=True),
     "run": Smoke(("--uri", "{uri}", "--out", "{tmp}/run.json"), r"^\| recall@10, search_node\(k=10\) \| [\d.]+ \|$",
                  graph=True, timeout_s=600),
+    "session_writes": Smoke(("--uri", "{uri}", "--out", "{tmp}/writes.json"),
+                            r"^\| chat \| \d+ \(\d+\) \| current \| [\d.]+ \|", graph=True),
     "text_models": Smoke(("--out", "{tmp}/models.json"), r"^bge-noinstr: floor [\d.]+ .* held out [\d.]+/[\d.]+"),
     "tx_memory": Smoke(("--json", "{tmp}/tx.json"), r'^\{"db\.memory\.transaction\.max": ', graph=True),
 }

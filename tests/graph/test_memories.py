@@ -277,7 +277,8 @@ def test_concurrent_clips_stating_the_same_fact_make_one_memory(graph: MemoryGra
 
 def test_a_clip_write_runs_few_statements(graph: MemoryGraph, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 12: a clip's memory write reads everything it needs in one statement (lock, clip, entities, prior
-    contribution, semantic count), then dedups, upserts, derives the clip's search text and sets its votes."""
+    contribution, semantic count), then dedups, upserts, derives the clip's search text and sets its votes: the
+    votes statement only where the clip has votes to write or pairs it voted on before (issue 40)."""
     from m3graph.graphdb.executor import Tx
 
     s = _scene(graph)
@@ -294,4 +295,22 @@ def test_a_clip_write_runs_few_statements(graph: MemoryGraph, monkeypatch: pytes
                                   mem("semantic", f"<face_{s.face_a}> likes tea.", unit(text_dim(graph), g))])
     # A statement with a slot ("likes tea") adds its named things and its slot's versions (facts that change).
     assert names == ["memory/prepare", "memory/dedup_exact", "memory/upsert", "facts/link_things",
-                     "facts/slot_assertions", "facts/set_versions", "clip/refresh_search_text", "memory/votes"], names
+                     "facts/slot_assertions", "facts/set_versions", "clip/refresh_search_text"], names
+    vote = mem("semantic", f"Equivalence: <face_{s.face_a}>, <voice_{s.voice}>", unit(text_dim(graph), g))
+    names.clear()
+    graph.write_memories("v", 1, [vote])
+    assert names.count("memory/votes") == 1, names  # then the characters the vote joins
+    assert _voted(graph) == (1, [f"{s.face_a}:{s.voice}"])
+    names.clear()
+    graph.write_memories("v", 1, [mem("episodic", "Nothing about anyone.", unit(text_dim(graph), g))])
+    assert names.count("memory/votes") == 1, names  # the clip's earlier vote is taken back
+    assert _voted(graph) == (0, [])
+
+
+def _voted(graph: MemoryGraph) -> tuple[int, list[str]]:
+    """Clip v#1's memory votes: SAME_AS edges holding its evidence, and the pairs the clip lists."""
+    with graph.ex.session() as session:
+        row = session.run("MATCH (c:Clip {clip_key: 'v#1'}) RETURN c.vote_pairs AS pairs, COUNT { (:Face)-[r:SAME_AS]->"
+                          "(:Voice) WHERE 'v#1|memory' IN r.evidence } AS edges").single()
+    assert row is not None
+    return row["edges"], row["pairs"]
