@@ -21,13 +21,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from m3graph.graphdb.excerpts import EXCERPT_CHARS, excerpt
 from m3graph.graphdb.executor import Executor
 from m3graph.graphdb.search import render_memory
 from m3graph.graphdb.search_plan import to_index_score
 from m3graph.graphdb.types import ClipResult, RenderedMemory
 from m3graph.settings import Settings
 
-PER_FILE = 3  # passages shown per reached file and search; the reader's cap (12 lines) keeps room for the rest
+# Passages shown per reached file and search; the reader's cap (12 lines) keeps room for the rest. 4, not 3: on the
+# real-document set the answering passage ranked 4th in the file for 2 of 47 questions, one in each half, and the 4th
+# passage costs about 150 prompt tokens (devkit/eval/real_docs_shown.py, docs/files.md).
+PER_FILE = 4
 MAX_FILES = 8  # files ranked per search (the best-reached first)
 MAX_TERMS = 24
 # Lucene's English stop words plus question words: they say nothing about which passage answers.
@@ -133,15 +137,17 @@ class Ranked:
 
 def rank_in_results(ex: Executor, settings: Settings, results: Sequence[ClipResult], vector: Sequence[float],
                     query: str, videos: Sequence[str] | None, before_clip: int | None, k: int = PER_FILE,
-                    exclude: Sequence[str] = ()) -> Ranked:
+                    exclude: Sequence[str] = (), excerpt_chars: int | None = EXCERPT_CHARS) -> Ranked:
     """The results with each reached file's passages replaced by its best `k` for the query (the module's
-    docstring), in one read (`search/file_passages`); results that reach no file come back as they were."""
+    docstring), in one read (`search/file_passages`); results that reach no file come back as they were. A passage
+    longer than `excerpt_chars` is shown as its part that matches the query (`excerpts.excerpt`; None: whole)."""
     hits = sorted((m for r in results for m in r.memories), key=lambda m: -(m.score if m.score is not None else -2.0))
     if not hits:
         return Ranked(list(results))
+    words = terms(query)
     rows = ex.read("search/file_passages", ids=[m.memory_id for m in hits], max_files=MAX_FILES,
                    videos=list(videos) if videos else None, before_clip=before_clip,
-                   query=[float(x) for x in vector], terms=terms(query),
+                   query=[float(x) for x in vector], terms=words,
                    min_score=to_index_score(settings.search_floor), vector_weight=settings.search_vector_weight,
                    k=k, exclude=list(exclude))
     if not rows:
@@ -157,7 +163,10 @@ def rank_in_results(ex: Executor, settings: Settings, results: Sequence[ClipResu
             if i == 0 and reach is not None and (s is None or reach > s):
                 s = reach  # the file's best passage is as relevant as the hit that reached the file
             key = (p["source_id"], p["clip_index"])
-            extra.setdefault(key, []).append(render_memory(p, s))
+            memory = render_memory(p, s)
+            if excerpt_chars is not None and len(memory.text) > excerpt_chars:
+                memory = memory.model_copy(update={"text": excerpt(memory.text, words, excerpt_chars)})
+            extra.setdefault(key, []).append(memory)
             clip_rows.setdefault(key, p)
             out.shown.append(p["memory_id"])
             cited = cite_as(p["text"])

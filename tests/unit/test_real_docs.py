@@ -224,10 +224,14 @@ def test_the_answering_passage_must_be_in_a_shown_line() -> None:
     cut = "[file widget-manual.pdf, document, page 2, shared by Ann] The default…"
     page1 = "[file widget-manual.pdf, document, page 1, shared by Ann] Widget Manual Introduction"
     support = "The default port is 8437."
-    assert passage_shown([page1, page2], "widget-manual.pdf", 2, support) == (True, True)
-    assert passage_shown([page1, cut], "widget-manual.pdf", 2, support) == (False, True)  # found, not seen
-    assert passage_shown([page1], "widget-manual.pdf", 2, support) == (False, False)
-    assert passage_shown([page2], "other.pdf", 2, support) == (True, False)
+    assert passage_shown([page1, page2], "widget-manual.pdf", 2, support) == (True, True, True)
+    assert passage_shown([page1, cut], "widget-manual.pdf", 2, support) == (False, True, False)  # found, not seen
+    assert passage_shown([page1], "widget-manual.pdf", 2, support) == (False, False, False)
+    assert passage_shown([page2], "other.pdf", 2, support) == (True, False, True)
+    # the product's reading writes table cells with " | " and joins line-end hyphens: the same words, in order
+    table = "[file widget-manual.pdf, document, page 2, shared by Ann] Setting | Default; de- fault port | 8437."
+    assert passage_shown([table], "widget-manual.pdf", 2, "default port 8437") == (True, True, False)
+    assert passage_shown([table], "widget-manual.pdf", 2, "port 8437 default") == (False, True, False)
     assert shown_lines(_record("x", page1, page2)) == [page1, page2]
 
 
@@ -244,9 +248,11 @@ def test_the_report_has_a_real_documents_table(fetched: tuple[Path, rd.Manifest]
     d = report.to_dict()
     assert d["by_system"]["files"]["real-docs"]["answer_match"] == 1.0
     assert d["by_system"]["text-only"]["real-docs"]["answer_match"] == 0.0
-    assert d["real_documents_shown"] == {"files": {"n": 1, "passage_in_shown_lines": 1.0, "page_shown": 1.0},
-                                         "text-only": {"n": 1, "passage_in_shown_lines": 0.0, "page_shown": 0.0}}
+    assert d["real_documents_shown"] == {
+        "files": {"n": 1, "passage_in_shown_lines": 1.0, "passage_in_shown_lines_exact": 1.0, "page_shown": 1.0},
+        "text-only": {"n": 1, "passage_in_shown_lines": 0.0, "passage_in_shown_lines_exact": 0.0, "page_shown": 0.0}}
     table = report.format()
     assert "| real-docs | 1 | 100.0% | 0.0% |" in table
     assert "| answering passage in shown lines | 100.0% (1/1) | 0.0% (0/1) |" in table
+    assert "| the same, exact text | 100.0% (1/1) | 0.0% (0/1) |" in table
     assert "| answering page shown | 100.0% (1/1) | 0.0% (0/1) |" in table

@@ -6,8 +6,13 @@ the results record's rounds tell two things the answer alone does not:
 
 * **answering passage in the shown lines**: some line the reader was shown (any round's ``knowledge``: search
   results and file-tool output alike, as cut for the reader) contains the supporting text, compared after
-  `real_docs.normalize` (ligatures, quotes, whitespace, case). A passage that was found but cut before the
-  supporting text does not count: the reader never saw the answer.
+  `real_docs.normalize` (ligatures, quotes, whitespace, case) on letters and digits only (`loose`). Why letters
+  and digits: the supporting text was copied from pypdf's plain extraction, and the product's PDF reading
+  (perception/pdf_structure.py) writes the same words differently on purpose or by pypdf's spacing: table cells
+  as ``"RI" | Reverse Italic``, line-end hyphens joined ("pack- age" -> "package"), a space inside quotes or before
+  a comma. The words and their order must still all be there. The exact comparison (``exact``: normalized text
+  only) is reported beside it. A passage that was found but cut before the supporting text counts under neither:
+  the reader never saw the answer.
 * **answering page shown**: some shown line is a surrogate of the question's file for its page
   (``[file NAME, document, page P, ...``), whatever part of the page it shows.
 
@@ -25,6 +30,7 @@ from typing import Any
 from m3graph.devkit.real_docs import normalize
 
 _FILE_LINE = re.compile(r"\[file (?P<name>[^,\]]+), [^\]]*?\bpage (?P<page>\d+)\b")
+_NOT_ALNUM = re.compile(r"[\W_]+")
 
 
 def shown_lines(record: dict[str, Any]) -> list[str]:
@@ -36,17 +42,25 @@ def shown_lines(record: dict[str, Any]) -> list[str]:
     return out
 
 
-def passage_shown(lines: Iterable[str], name: str, page: int, support: str) -> tuple[bool, bool]:
-    """(the supporting text is in a shown line, a shown line is the file's surrogate for that page)."""
-    want = normalize(support)
-    passage = on_page = False
+def loose(text: str) -> str:
+    """`normalize`d text with its letters and digits only: what the comparison of words in order looks at."""
+    return _NOT_ALNUM.sub("", normalize(text))
+
+
+def passage_shown(lines: Iterable[str], name: str, page: int, support: str) -> tuple[bool, bool, bool]:
+    """(the supporting text is in a shown line, letters and digits compared; a shown line is the file's surrogate
+    for that page; the supporting text is in a shown line, normalized text compared)."""
+    want, want_loose = normalize(support), loose(support)
+    passage = on_page = exact = False
     for line in lines:
         if want and want in normalize(line):
+            exact = passage = True
+        elif want_loose and want_loose in loose(line):
             passage = True
         m = _FILE_LINE.search(line)
         if m is not None and m.group("name").strip() == name and int(m.group("page")) == page:
             on_page = True
-    return passage, on_page
+    return passage, on_page, exact
 
 
 @dataclass
@@ -54,16 +68,18 @@ class ShownCell:
     n: int = 0
     passage: int = 0
     page: int = 0
+    exact: int = 0
 
-    def add(self, passage: bool, page: bool) -> None:
+    def add(self, passage: bool, page: bool, exact: bool) -> None:
         self.n += 1
         self.passage += passage
         self.page += page
+        self.exact += exact
 
     def to_dict(self) -> dict[str, Any]:
         n = self.n or 1
         return {"n": self.n, "passage_in_shown_lines": round(self.passage / n, 4),
-                "page_shown": round(self.page / n, 4)}
+                "passage_in_shown_lines_exact": round(self.exact / n, 4), "page_shown": round(self.page / n, 4)}
 
 
 @dataclass
@@ -99,6 +115,7 @@ def format_table(category_label: str, match: dict[str, dict[str, Any]], shown: S
         f"| questions | {f.get('n', 0)} | {t.get('n', 0)} |",
         f"| answer match | {pct(f, 'answer_match')} | {pct(t, 'answer_match')} |",
         f"| answering passage in shown lines | {rate(fs.passage, fs)} | {rate(ts.passage, ts)} |",
+        f"| the same, exact text | {rate(fs.exact, fs)} | {rate(ts.exact, ts)} |",
         f"| answering page shown | {rate(fs.page, fs)} | {rate(ts.page, ts)} |",
         f"| file recall@5 | {'-' if file_recall is None else f'{file_recall:.2f}'} | - |",
         f"| tokens per question | {f.get('tokens_per_question', 0):.0f} | {t.get('tokens_per_question', 0):.0f} |",
