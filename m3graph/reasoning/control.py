@@ -25,7 +25,10 @@ Two dialects over the same tools (`memory_tools.MemoryTools`):
   to list them all. A question whose first search's best hits are facts naming things other facts are about ("the
   spouse of the author of X") has them chained before the reader's first step (`fact_chain.py`, no model): the
   facts about their values, hop by hop (current versions, or those valid as of a time the question names), shown
-  first, path by path, with a note to follow them; any other question's first round is unchanged.
+  first, path by path, with a note to follow them; any other question's first round is unchanged. A question
+  about the time between two events ("how many days between finishing X and the demo of Y") has each event's
+  phrase searched too (`events.py`, a few new lines each), the reader told the day each event's best line gives,
+  and an answer without two dates replaced by the time between those days.
   The reader sees people by name beside their tags (``Mia (<character_4>)``, `names.py`) and an answer's bare tag is
   given with the name; a time the question names is read as "as of" (`as_of.py`: the facts tools show the version
   that held then); and beside each round's results it is told which statements on one slot changed, in time
@@ -68,6 +71,7 @@ from m3graph.reasoning.answer_checks import Checks
 from m3graph.reasoning.as_of import latest_date, question_as_of
 from m3graph.reasoning.attribution import misattributed, split_speaker
 from m3graph.reasoning.durations import DURATION_NOTE, asks_for_duration, duration_answer
+from m3graph.reasoning.events import EVENT_LINES, EventDays, event_day, event_phrases
 from m3graph.reasoning.gathering import LIST_CAP_FACTOR, LIST_NOTE, asks_for_a_list
 from m3graph.reasoning.grounding import asks_when, ground_time
 from m3graph.reasoning.llm.base import ChatModel, ChatResult, Message, Usage
@@ -458,10 +462,30 @@ class Controller:
         _, more = self._search(tools, evidence, "search_node", question, cap=extra)
         return more
 
+    def _events(self, tools: MemoryTools, evidence: Evidence, question: str
+                ) -> tuple[dict[str, list[str]], EventDays | None]:
+        """A question about the time between two events (`events.py`): each event's phrase searched on its own,
+        `EVENT_LINES` new lines each, and each event dated from its search's lines that are shown (`event_day`).
+        The new lines join their clips after the question's own lines."""
+        phrases = event_phrases(question)
+        if phrases is None:
+            return {}, None
+        new: dict[str, list[str]] = {}
+        days = []
+        for phrase in phrases:
+            found, more = self._search(tools, evidence, "search_node", phrase, cap=EVENT_LINES)
+            for label, lines in more.items():
+                new.setdefault(label, []).extend(lines)
+            scored = [(label, line, tools.line_scores.get((label, line), -2.0))
+                      for label, lines in found.knowledge.items() for line in lines if (label, line) in evidence.shown]
+            days.append(event_day(phrase, scored, tools.dates))
+        first, second = days
+        return new, EventDays(first, second) if first is not None and second is not None else None
+
     def _results_text(self, query: str | None, new: dict[str, list[str]], tools: MemoryTools,
                       question: str, listing: bool = False, file_note: str | None = None,
-                      speaker_note: str | None = None, checks_note: str | None = None, chained: bool = False
-                      ) -> str:
+                      speaker_note: str | None = None, checks_note: str | None = None, chained: bool = False,
+                      events_note: str | None = None) -> str:
         what = "the question" if query is None else f'"{query}"'
         why = f" ({file_note})" if file_note else ""  # a file tool's word on what it could not show
         if new:
@@ -469,6 +493,8 @@ class Controller:
         else:
             head = f"The search for {what} found nothing new{why}."
         note = f"\n{DURATION_NOTE}" if asks_for_duration(question) else ""
+        if events_note:  # the day each of the question's two events' best line gives (events.py)
+            note += f"\n{events_note}"
         if listing:
             note += f"\n{LIST_NOTE}"
         if chained:
@@ -490,6 +516,7 @@ class Controller:
         clip_fallback = False
         listing = False  # a list question over conversation memory: its first search is widened, the reader told
         chained = False  # the first search's facts were chained through their values (fact_chain.py)
+        days: EventDays | None = None  # the two events of a question about the time between them (events.py)
         if self.prefetch:
             # The question itself is the query a model would write first; a search is not a model call.
             t0 = time.perf_counter()
@@ -512,6 +539,13 @@ class Controller:
                 if chained:
                     new = evidence.lead_with(chain.lines())
                     note0 += f"; {chain.note()}"
+                elif asks_for_duration(question):  # each event searched on its own and dated (events.py)
+                    more, days = self._events(tools, evidence, question)
+                    for label, lines in more.items():
+                        new.setdefault(label, []).extend(lines)
+                    new = dict(sorted(new.items(), key=lambda kv: _clip_order(kv[0])))
+                    if days is not None:
+                        note0 += f"; {days.trace()}"
             rounds.append(Round(0, found.tool, question, [], Usage(), time.perf_counter() - t0,
                                 result=describe(found), knowledge=new, note=note0))
             if not new:  # nothing in scope matches at all: no model can answer from this memory
@@ -532,7 +566,8 @@ class Controller:
                 rounds[0].note = f"{rounds[0].note}; speakers looked up: {who}"
             messages.append(Message("user", self._results_text(
                 None, new, tools, question, listing, speaker_note=who,
-                checks_note=checks.notes(list(evidence.shown), tools.dates), chained=chained)))
+                checks_note=checks.notes(list(evidence.shown), tools.dates), chained=chained,
+                events_note=days.note() if days else None)))
         else:
             messages.append(Message("user", f"No search has been made yet.\n\nQuestion: {question}"))
         last_search = False  # set when no new search is possible: the next step must answer
@@ -577,6 +612,10 @@ class Controller:
                     rounds.append(Round(step, "answer", computed, raws, usage, elapsed,
                                         note=f"date arithmetic on the reader's {answer!r}"))
                     return computed, "forced" if final else "answered", rounds
+                if days is not None:  # no two dates in the answer: the events' own lines give them (events.py)
+                    rounds.append(Round(step, "answer", days.answer(), raws, usage, elapsed,
+                                        note=f"the reader's {answer!r} holds no two dates; {days.trace()}"))
+                    return days.answer(), "forced" if final else "answered", rounds
                 grounded = ground_time(question, answer, list(evidence.shown), tools.dates)
                 if grounded is not None:  # "Yesterday" is given as the date the line it came from resolved it to
                     rounds.append(Round(step, "answer", grounded.answer, raws, usage, elapsed,
@@ -592,6 +631,10 @@ class Controller:
                     rounds.append(Round(step, "answer", answer, raws, usage, elapsed,
                                         result={"citations": cites} if cites else None))
                     return answer, "forced" if final else "answered", rounds
+            if final and days is not None:  # no answer, but the two events' lines are dated (events.py)
+                rounds.append(Round(step, "answer", days.answer(), raws, usage, elapsed,
+                                    note=f"the reader gave no answer; {days.trace()}"))
+                return days.answer(), "forced", rounds
             if final:
                 both = checks.answer(None, list(evidence.shown), tools.dates)
                 if both is not None:  # no answer, but the lines hold a denial and an affirmation of the question

@@ -14,7 +14,9 @@ from datetime import date
 
 from m3graph.dates import find_times
 
-_DURATION = re.compile(r"\bhow (long|many (days|weeks|months|years))\b", re.IGNORECASE)
+# "how much time passed / do I have between ...", not "how much time did I save" (a quantity, not a span)
+_DURATION = re.compile(r"\bhow (long|many (days|weeks|months|years)|much time (passed|elapsed|lies|is there|was there|"
+                       r"(do|did|will|would) (i|you|we|they|he|she) have))\b", re.IGNORECASE)
 # "how long has she had ..." asks a duration the conversation states in words, not the time between two events.
 _BETWEEN = re.compile(r"\b(between|before|after|since|until|till|from|passed|elapsed|apart|later)\b", re.IGNORECASE)
 

@@ -116,6 +116,10 @@ def test_a_contradiction_is_flagged_or_both_statements_are_named() -> None:
 def test_temporal_and_event_ordering() -> None:
     assert score("temporal_reasoning", "q", ["LLM response should mention: 19 days"], "About 19 days.").correct
     assert not score("temporal_reasoning", "q", ["LLM response should mention: 19 days"], "20 days").correct
+    # a count in words is its number, on either side
+    assert score("temporal_reasoning", "q", ["LLM response should contain: roughly two weeks"], "2 weeks").correct
+    assert score("temporal_reasoning", "q", ["LLM response should mention: 2 days"], "Two days passed.").correct
+    assert not score("temporal_reasoning", "q", ["LLM response should mention: 2 days"], "three days").correct
     items = ["Query optimization", "Schema design", "Migration script"]
     assert in_order(items, "First query optimization, then schema design, then the migration script.") == 1.0
     assert in_order(items, "The migration script, then schema design, then query optimization.") == pytest.approx(

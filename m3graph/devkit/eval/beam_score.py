@@ -21,7 +21,7 @@ The check per category (`correct`):
 - contradiction_resolution: the answer says the statements conflict (contradict, conflict, inconsistent, "which
   is correct", clarify ...), or it names both statements (the rubric's two "mention" nuggets found).
 - temporal_reasoning: the first nugget's computed span ("13 days": a number with a unit of time) is in the answer
-  (its numbers when it names no span).
+  (its numbers when it names no span); a count in words is its number ("roughly two weeks" = "2 weeks").
 - event_ordering: the share of the rubric's items found in the answer *in order* (the longest run of found
   items whose positions in the answer increase, over all items); correct at one half or more.
 Other categories get the rubric score only (correct when every nugget is found).
@@ -49,7 +49,10 @@ _STOP = frozenset((  # noqa: SIM905
     "must"
 ).split())
 _NEGATION = re.compile(r"\b(?:never|not|no|none|n't|don't|didn't|haven't|hasn't|without)\b|n't\b", re.I)
-_SPAN = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(minutes?|hours?|days?|weeks?|months?|years?)\b", re.I)
+_COUNT_WORDS = {w: str(i) for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
+                                                 "nine", "ten", "eleven", "twelve"))} | {"an": "1", "a": "1"}
+_SPAN = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?|" + "|".join(_COUNT_WORDS) + r")\s*"
+                   r"(minutes?|hours?|days?|weeks?|months?|years?)\b", re.I)
 _CONFLICT = re.compile(
     r"\b(?:contradict\w*|conflict\w*|inconsisten\w*|discrepan\w*|clarif\w*|mixed (?:information|statements)|"
     r"two different (?:statements|answers|things)|not consistent|which (?:one |of these |statement |of them )?"
@@ -110,14 +113,20 @@ def found(nugget: str, answer: str, question: str = "") -> bool:
     return bool(content) and 2 * len(content & words(answer)) >= len(content)
 
 
+def _count(text: str) -> str:
+    """A span's count as a canonical number: "2" and "two" are one count ("roughly two weeks" = "2 weeks")."""
+    return _COUNT_WORDS.get(text.lower()) or numbers(text).pop()
+
+
 def span_found(nugget: str, answer: str) -> bool:
-    """A temporal item's computed span ("13 days", "2 weeks") in the answer; all its numbers when it names none."""
+    """A temporal item's computed span ("13 days", "2 weeks", "two weeks") in the answer; all its numbers when it
+    names none."""
     span = _SPAN.search(nugget)
     if span is None:
         return found(nugget, answer)
     unit = span.group(2).lower().rstrip("s")
-    return any(n == numbers(span.group(1)).pop() and u.lower().rstrip("s") == unit
-               for n, u in ((numbers(m.group(1)).pop(), m.group(2)) for m in _SPAN.finditer(answer)))
+    return any(n == _count(span.group(1)) and u.lower().rstrip("s") == unit
+               for n, u in ((_count(m.group(1)), m.group(2)) for m in _SPAN.finditer(answer)))
 
 
 def rubric_score(rubric: Sequence[str], answer: str, question: str = "") -> float:
