@@ -34,7 +34,6 @@ import argparse
 import json
 import logging
 import os
-import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -44,8 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.run import git_state
-from bench.scratch_home import scratch_server
+from bench.scratch_home import SERVER_PID, run_on_scratch
 from bench.smoke import (
     CONVERSATIONS,
     SHARED,
@@ -62,7 +60,6 @@ from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import neutral_text
 from m3graph.ingest.chat.formats import load_conversation
 from m3graph.ingest.chat.ingest import ingest_conversation
-from m3graph.localserver.server import ensure_server
 from m3graph.settings import BGE_TEXT_MODEL
 
 log = logging.getLogger("bench.ingest_throughput")
@@ -208,9 +205,6 @@ def server_cpu_s(pid: int | None) -> float | None:
     except (OSError, IndexError):
         return None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-
-
-SERVER_PID: list[int | None] = [None]  # the local server's pid, once started
 
 
 def ingest_once(graph: MemoryGraph, path: Path, source: str, embedder: Any, ahead: bool) -> dict[str, Any]:
@@ -361,27 +355,13 @@ def report_lines(results: list[dict[str, Any]], start: Sequence[float], end: Seq
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    settings, server = scratch_server(args, MARKER, "bench.ingest_throughput")
-    tag = f"{int(time.time())}"
     files = workload_files(args, scratch("ingest"))
-    result: dict[str, Any] = {"meta": {"git": git_state(), "args": {k: str(v) for k, v in vars(args).items()},
-                                       "loadavg_start": os.getloadavg(), "cpus": os.cpu_count()}, "results": []}
-    try:
-        status = ensure_server(settings)
-        SERVER_PID[0] = status.pid if status is not None else None
-        with MemoryGraph.connect(settings) as graph:
-            for name, path in files.items():
-                log.info("measuring %s (%s)", name, path)
-                warm_up(graph, path, f"ingest-bench-warm-{name}-{tag}")
-                result["results"].append(measure(graph, name, path, tag))
-        result["meta"]["loadavg_end"] = os.getloadavg()
-    finally:
-        if args.out:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps(result, indent=1, default=str) + "\n", encoding="utf-8")
-        if server is not None:
-            server.stop()
-            shutil.rmtree(args.home, ignore_errors=True)
+
+    def warmed(graph: MemoryGraph, name: str, path: Path, tag: str) -> dict[str, Any]:
+        warm_up(graph, path, f"ingest-bench-warm-{name}-{tag}")
+        return measure(graph, name, path, tag)
+
+    result = run_on_scratch(args, MARKER, "bench.ingest_throughput", files, warmed)
     meta = result["meta"]
     print("\n".join(report_lines(result["results"], meta["loadavg_start"], meta["loadavg_end"])))
     return 0

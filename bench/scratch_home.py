@@ -8,12 +8,24 @@ run and removed after it. One function keeps the guard the same everywhere.
 from __future__ import annotations
 
 import argparse
+import json
+import logging
+import os
 import shutil
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
 
-from bench.run import REPO
+from bench.run import REPO, git_state
 from bench.smoke import server_settings
-from m3graph.localserver.server import LocalNeo4j
+from m3graph.graphdb.store import MemoryGraph
+from m3graph.localserver.server import LocalNeo4j, ensure_server
 from m3graph.settings import LocalServer, Settings
+
+log = logging.getLogger("bench.scratch_home")
+SERVER_PID: list[int | None] = [None]  # the scratch server's pid once started, for server CPU readings
+Measure = Callable[[MemoryGraph, str, Path, str], dict[str, Any]]
 
 
 def scratch_server(args: argparse.Namespace, marker: str, what: str) -> tuple[Settings, LocalNeo4j | None]:
@@ -32,3 +44,32 @@ def scratch_server(args: argparse.Namespace, marker: str, what: str) -> tuple[Se
         args.home.mkdir(parents=True)
         (args.home / marker).write_text(f"created by {what}; deleted by it\n")
     return settings, server
+
+
+def run_on_scratch(args: argparse.Namespace, marker: str, what: str, files: Mapping[str, Path],
+                   measure: Measure) -> dict[str, Any]:
+    """Starts the scratch server (`scratch_server`), runs `measure(graph, name, path, tag)` on each workload file,
+    writes `{"meta", "results"}` to `args.out` (when given) even after a failure, then stops the server and removes
+    its home. Why one runner: the write benchmarks that compare an earlier and the current path (ingest_throughput,
+    session_writes) share the server's lifetime, the load readings and the report file; `SERVER_PID` is set
+    while they run, so `server_cpu_s` can read the server's CPU time."""
+    settings, server = scratch_server(args, marker, what)
+    tag = f"{int(time.time())}"
+    result: dict[str, Any] = {"meta": {"git": git_state(), "args": {k: str(v) for k, v in vars(args).items()},
+                                       "loadavg_start": os.getloadavg(), "cpus": os.cpu_count()}, "results": []}
+    try:
+        status = ensure_server(settings)
+        SERVER_PID[0] = status.pid if status is not None else None
+        with MemoryGraph.connect(settings) as graph:
+            for name, path in files.items():
+                log.info("measuring %s (%s)", name, path)
+                result["results"].append(measure(graph, name, path, tag))
+        result["meta"]["loadavg_end"] = os.getloadavg()
+    finally:
+        if args.out:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(result, indent=1, default=str) + "\n", encoding="utf-8")
+        if server is not None:
+            server.stop()
+            shutil.rmtree(args.home, ignore_errors=True)
+    return result

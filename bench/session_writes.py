@@ -27,10 +27,8 @@ both paths write the same graph). `--smoke`: one LoCoMo session, one repeat.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
-import shutil
 import statistics
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -40,9 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.ingest_throughput import SERVER_PID, TxTimer, server_cpu_s, workload_files
-from bench.run import git_state
-from bench.scratch_home import scratch_server
+from bench.ingest_throughput import TxTimer, server_cpu_s, workload_files
+from bench.scratch_home import SERVER_PID, run_on_scratch
 from bench.smoke import add_smoke, add_uri, apply_smoke, scratch
 from m3graph.embedding import text_embedder
 from m3graph.graphdb import chat_sessions, memories
@@ -57,7 +54,6 @@ from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.types import ClipInfo, clip_key
 from m3graph.ingest.chat.formats import load_conversation
 from m3graph.ingest.chat.ingest import ingest_conversation
-from m3graph.localserver.server import ensure_server
 from m3graph.observations import FaceCluster, VoiceCluster
 from m3graph.settings import Settings
 
@@ -230,26 +226,12 @@ def report_lines(results: list[dict[str, Any]], start: Sequence[float], end: Seq
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    settings, server = scratch_server(args, MARKER, "bench.session_writes")
-    tag = f"{int(time.time())}"
     files = workload_files(args, scratch("session-writes"))
-    result: dict[str, Any] = {"meta": {"git": git_state(), "args": {k: str(v) for k, v in vars(args).items()},
-                                       "loadavg_start": os.getloadavg(), "cpus": os.cpu_count()}, "results": []}
-    try:
-        status = ensure_server(settings)
-        SERVER_PID[0] = status.pid if status is not None else None
-        with MemoryGraph.connect(settings) as graph:
-            for name, path in files.items():
-                log.info("measuring %s (%s)", name, path)
-                result["results"].append(measure(graph, name, path, tag, args.repeats))
-        result["meta"]["loadavg_end"] = os.getloadavg()
-    finally:
-        if args.out:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps(result, indent=1, default=str) + "\n", encoding="utf-8")
-        if server is not None:
-            server.stop()
-            shutil.rmtree(args.home, ignore_errors=True)
+
+    def repeated(graph: MemoryGraph, name: str, path: Path, tag: str) -> dict[str, Any]:
+        return measure(graph, name, path, tag, args.repeats)
+
+    result = run_on_scratch(args, MARKER, "bench.session_writes", files, repeated)
     meta = result["meta"]
     print("\n".join(report_lines(result["results"], meta["loadavg_start"], meta["loadavg_end"])))
     return 0
