@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import requests
 from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
 
 from m3graph.devkit.testmedia import Manifest, build_test_media
 from m3graph.embedding import text_embedder
@@ -422,20 +423,35 @@ def test_correction_form_picks_entities_with_crops(page: Page, server: str, inge
 
 
 def test_the_graph_view_filters_kinds_and_labels_on_demand(page: Page, server: str, ingested: MemoryGraph) -> None:
+    page.mouse.move(1390, 890)  # the pointer off the graph: a hovered node shows its and its neighbours' labels
     page.goto(f"{server}/graph/tm-a")
     page.wait_for_function("() => window.m3graphGraphStats !== undefined", timeout=30_000)
     visible = "k => window.m3graphGraph.nodes('.' + k).filter(n => n.visible()).length"
     labelled = "() => window.m3graphGraph.nodes().filter(n => n.style('label') !== '').length"
-    assert page.evaluate(visible, "Memory") > 0
-    assert page.evaluate(labelled) == 0  # no labels until asked for
+    state = ("() => ({memory: window.m3graphGraph.nodes('.Memory').filter(n => n.visible()).length, "
+             "face: window.m3graphGraph.nodes('.Face').filter(n => n.visible()).length, "
+             "labelled: window.m3graphGraph.nodes().filter(n => n.style('label') !== '').length, "
+             "nodes: window.m3graphGraph.nodes().length, near: window.m3graphGraph.nodes('.near').length, "
+             "selected: window.m3graphGraph.nodes(':selected').length})")
+
+    def settles(condition: str) -> None:
+        """The drawing reaches `condition` (a JS expression over the state above) within 5 s; else the state."""
+        try:
+            page.wait_for_function(f"() => {{ const s = ({state})(); return {condition}; }}", timeout=5_000)
+        except PlaywrightError:
+            pytest.fail(f"graph state never met {condition}: {page.evaluate(state)}")
+
+    settles("s.memory > 0 && s.labelled === 0")  # no labels until asked for
     for kind in ("Clip", "Memory", "Face", "Voice", "Speaker", "Character"):  # the legend names every kind
         assert page.locator(f'#graph-filters input[data-kind="{kind}"]').count() == 1
     page.locator('#graph-filters input[data-kind="Memory"]').uncheck()
-    assert page.evaluate(visible, "Memory") == 0 and page.evaluate(visible, "Face") > 0
+    settles("s.memory === 0 && s.face > 0")
     page.locator("#graph-labels").check()
+    settles("s.labelled === s.nodes")
     assert page.evaluate(labelled) == page.evaluate("() => window.m3graphGraph.nodes().length")
     _shot(page, "graph-filters")
     page.locator("#graph-labels").uncheck()
     page.locator('#graph-filters input[data-kind="Memory"]').check()
-    assert page.evaluate(visible, "Memory") > 0 and page.evaluate(labelled) == 0
+    settles("s.memory > 0 && s.labelled === 0")
+    assert page.evaluate(visible, "Memory") > 0
     assert page.console_errors == []  # type: ignore[attr-defined]
