@@ -178,7 +178,7 @@ class MemoryService:
                        end_s=result.end_s, started_at=result.started_at, memories=memories,
                        score=result.score if with_scores else None, rank=result.rank if with_scores else None)
 
-    def cited_files(self, results: Sequence[ClipResult]) -> dict[str, list[dict[str, Any]]]:
+    def _cited_files(self, results: Sequence[ClipResult]) -> dict[str, list[dict[str, Any]]]:
         """The shared files the results' memories cite (one read for all of them)."""
         return memory_files(self.graph.ex, [m.memory_id for r in results for m in r.memories])
 
@@ -197,7 +197,7 @@ class MemoryService:
         results = self.search_results(request)
         results = rank_in_results(self.graph.ex, self.graph.settings, results, self.embed(request.query),
                                   request.query, request.videos, request.before_clip).results
-        files = self.cited_files(results)
+        files = self._cited_files(results)
         clips = [c for c in (self.clip_hit(r, files=files) for r in results) if c.memories]
         return SearchResult(query=request.query, mode=request.mode,
                             videos=list(request.videos) if request.videos else None,
@@ -230,7 +230,7 @@ class MemoryService:
         self.require_videos([video])
         header = reads.clip(self.graph, video, clip)
         found = self.graph.search.fetch_clip(video, clip, before=request.before, after=request.after)
-        files = self.cited_files(found)
+        files = self._cited_files(found)
         return ClipView(video=video, clip=clip, state=header["state"], reason=header["reason"], uri=header["uri"],
                         faces=[FaceInClip(face=f, character=c) for f, c in header["faces"]],
                         voices=[VoiceInClip(voice=v, character=c) for v, c in header["voices"]],

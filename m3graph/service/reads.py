@@ -11,14 +11,24 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from m3graph.errors import NotFoundError
 from m3graph.graphdb.facts import character_names
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.graphdb.tags import TAG, render_characters
+from m3graph.service.views import (
+    CharacterView,
+    EntityMemory,
+    GraphEdge,
+    GraphNode,
+    GraphView,
+    Member,
+    SameAsVote,
+    person_label,
+)
 
 # The graph view is drawn on the analyst's machine; past this many nodes a browser stops being responsive
 # (measured in docs/benchmarks.md, "Explorer"), so larger neighbourhoods are cut and say so.
@@ -52,11 +62,6 @@ def clip(graph: MemoryGraph, source_id: str, clip_index: int) -> dict[str, Any]:
     out = dict(rows[0])
     out["memories"] = [m.model_dump() for m in result.memories]
     return out
-
-
-def person_label(char_id: int, name: str | None) -> str:
-    """How a person is shown: "Mia (character_4)" when a name is known, else "character_4"."""
-    return f"{name} (character_{char_id})" if name else f"character_{char_id}"
 
 
 def display_names(graph: MemoryGraph, char_ids: Iterable[int]) -> dict[int, str]:
@@ -150,30 +155,13 @@ def named_text(text: str, entity_chars: Mapping[tuple[str, int], int], names: Ma
     return "".join(out)
 
 
-@dataclass
-class CharacterView:
-    char_id: int
-    name: str
-    aliases: list[int]
-    members: list[dict[str, Any]]
-    crops: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
-    snippets: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
-    same_as: list[dict[str, Any]] = field(default_factory=list)
-    memories: list[dict[str, Any]] = field(default_factory=list)
-    display_name: str | None = None
-
-    @property
-    def label(self) -> str:
-        return person_label(self.char_id, self.display_name)
-
-
 def character(graph: MemoryGraph, char_id: int, crops_per_face: int = 4, snippets_per_voice: int = 4,
               memory_limit: int = 500) -> CharacterView:
     rows = graph.ex.read("explore/character", char_id=char_id)
     if not rows:
         raise NotFoundError(f"no character {char_id} in the graph")
     row = rows[0]
-    members = sorted(row["members"], key=lambda m: (m["kind"], m["entity_id"]))
+    members = sorted(cast(list[Member], row["members"]), key=lambda m: (m["kind"], m["entity_id"]))
     faces = [m["entity_id"] for m in members if m["kind"] == "face"]
     voices = [m["entity_id"] for m in members if m["kind"] == "voice"]
     ids = [m["entity_id"] for m in members]
@@ -183,20 +171,10 @@ def character(graph: MemoryGraph, char_id: int, crops_per_face: int = 4, snippet
                                                                      per=crops_per_face)}
     view.snippets = {r["entity_id"]: r["snippets"] for r in graph.ex.read("explore/voice_snippets", ids=voices,
                                                                            per=snippets_per_voice)}
-    view.same_as = graph.ex.read("explore/same_as_of", ids=ids)
-    view.memories = [{**m, "text": render(m["text"], m["chars"])}
+    view.same_as = cast(list[SameAsVote], graph.ex.read("explore/same_as_of", ids=ids))
+    view.memories = [cast(EntityMemory, {**m, "text": render(m["text"], m["chars"])})
                      for m in graph.ex.read("explore/entity_memories", ids=ids, limit=memory_limit)]
     return view
-
-
-@dataclass
-class GraphView:
-    nodes: list[dict[str, Any]]
-    edges: list[dict[str, Any]]
-    truncated: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"nodes": self.nodes, "edges": self.edges, "truncated": self.truncated}
 
 
 class _Builder:
@@ -204,8 +182,8 @@ class _Builder:
 
     def __init__(self, max_nodes: int) -> None:
         self.max_nodes = max_nodes
-        self.nodes: dict[str, dict[str, Any]] = {}
-        self.edges: dict[str, dict[str, Any]] = {}
+        self.nodes: dict[str, GraphNode] = {}
+        self.edges: dict[str, GraphEdge] = {}
         self.truncated = False
 
     def node(self, node_id: str, label: str, caption: str, href: str | None) -> bool:
