@@ -71,6 +71,7 @@ from m3graph.reasoning.answer_checks import Checks
 from m3graph.reasoning.as_of import latest_date, question_as_of
 from m3graph.reasoning.attribution import misattributed, split_speaker
 from m3graph.reasoning.durations import DURATION_NOTE, asks_for_duration, duration_answer
+from m3graph.reasoning.event_as_of import event_as_of
 from m3graph.reasoning.events import EVENT_LINES, EventDays, event_day, event_phrases
 from m3graph.reasoning.gathering import LIST_CAP_FACTOR, LIST_NOTE, asks_for_a_list
 from m3graph.reasoning.grounding import asks_when, ground_time
@@ -383,13 +384,17 @@ class Controller:
         else:  # the reader: names beside tags, a time the question names read as "as of" (answer_checks.py)
             ex = self.graph.search.ex
             point = question_as_of(question, lambda: latest_date(ex, videos, before_clip))
+            # No time in words: a time tied to an event the facts hold ("when she lived in Lisbon").
+            event = None if point is not None else event_as_of(question, ex, videos, before_clip)
+            as_of = point.iso if point else event.as_of if event else None
             past = asks_about_the_past(question)
             names = NameBook(ex)
             tools = MemoryTools(self.graph.search, self.embedder, self.settings, videos, before_clip,
-                                all_versions=past and point is None, as_of=point.iso if point else None,
-                                names=names)
-            checks = Checks(question, point, past, names)
+                                all_versions=past and as_of is None, as_of=as_of, names=names)
+            checks = Checks(question, point or (event.as_day() if event else None), past, names)
             answer, outcome, rounds = self._tools(question, tools, checks)
+            if event is not None and checks.as_of is None and rounds:  # undated: the checks' note has no day
+                rounds[0].note = "; ".join(x for x in (rounds[0].note, event.note()) if x)
             named = names.answer(answer) if answer else answer
             if named != answer and rounds:
                 rounds[-1].note = "; ".join(x for x in (rounds[-1].note, f"names: {answer!r} as {named!r}") if x)
