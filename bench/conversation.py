@@ -18,6 +18,11 @@ At every size, beside the load average:
 - the server: RSS, heap used and, after a full GC, live (`jcmd`), the configured heap and page cache; the store on
   disk and each index's folder (own server only: with `--uri` the files are not ours to read).
 
+`--prefixes` asks on a store that already holds the conversation past the largest size (a finished 10^7 run):
+nothing is ingested, and at each size the questions are scoped to that prefix (`before_clip` = its last session),
+so they see exactly the turns a store of that size would hold; the ranking's index statistics are those of the
+whole store. Only the ask and quality figures are taken.
+
 `--quality` scores the asked questions (knowledge update and temporal reasoning by default: the deterministic
 checks of `m3graph.devkit.eval.beam_score`) beside the BM25 reader baseline of `m3graph eval beam` (same model,
 BM25's top messages of the ingested turns). The questions are those of the chats whose cited messages are all
@@ -79,6 +84,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--pagecache-mb", type=int, default=4096)
     p.add_argument("--neo4j-version", choices=["auto", "2026", "5.26"], default="auto")
     p.add_argument("--keep", action="store_true", help="leave the server running at the end")
+    p.add_argument("--prefixes", action="store_true",
+                   help="the store already holds the conversation past the largest size: ingest nothing and ask "
+                        "at each size with the question scoped to that prefix (before_clip); no search figures")
     p.add_argument("--generate-only", action="store_true", help="write the conversation and stop")
     add_uri(p)
     add_smoke(p, "1,500 and 3,000 tokens, 2 queries per variant, one scored question")
@@ -156,6 +164,15 @@ class Ingest:
                              self.stored.tokens, len(self.stored.turns), self.stored.written,
                              self.stored.written_s / max(self.stored.written, 1), os.getloadavg()[0])
                 pending = []
+
+    def count_until(self, size: int) -> None:
+        """Advance the account to `size` without ingesting: what a store that already holds more holds up to
+        there (`--prefixes`)."""
+        while self.stored.tokens < size:
+            item = next(self.stream, None)
+            if item is None:
+                break
+            self._account(item)
 
     def _account(self, item: tuple[Conversation, Session, str, int]) -> None:
         _, s, chat, copy = item
@@ -244,8 +261,9 @@ def search_record(service: Any, source: str, stored: Stored, queries: list[str])
 
 
 def ask_record(settings: Settings, service: Any, source: str, stored: Stored, questions: list[beam.Question],
-               quality: bool, out: Any) -> dict[str, Any]:
-    """Asks each question through the product (and, with `quality`, the BM25 reader); latency and scores."""
+               quality: bool, out: Any, before_clip: int | None = None) -> dict[str, Any]:
+    """Asks each question through the product (and, with `quality`, the BM25 reader); latency and scores.
+    `before_clip`: the question sees the conversation up to that session only (`--prefixes`)."""
     from m3graph.reasoning.llm import make_chat_model
     from m3graph.service.requests import AskRequest
 
@@ -257,7 +275,7 @@ def ask_record(settings: Settings, service: Any, source: str, stored: Stored, qu
     try:
         for q in questions:
             t0 = time.perf_counter()
-            asked = service.ask(AskRequest(question=q.question, videos=[source]))
+            asked = service.ask(AskRequest(question=q.question, videos=[source], before_clip=before_clip))
             answers = {"m3graph": asked.answer or ""}
             latency["m3graph"].append(time.perf_counter() - t0)
             if model is not None:
@@ -267,7 +285,8 @@ def ask_record(settings: Settings, service: Any, source: str, stored: Stored, qu
             for system, answer in answers.items():
                 s = score(q.category, q.question, q.rubric, answer, q.gold, q.confusion) if quality else None
                 correct[system] += bool(s and s.correct)
-                out.write(json.dumps({"tokens": stored.tokens, "id": q.id, "system": system, "answer": answer,
+                out.write(json.dumps({"tokens": stored.tokens, "before_clip": before_clip, "id": q.id,
+                                      "system": system, "answer": answer,
                                       "outcome": asked.outcome if system == "m3graph" else None,
                                       "correct": s.correct if s else None, "why": s.detail if s else None,
                                       "latency_s": round(latency[system][-1], 2)}, ensure_ascii=False) + "\n")
@@ -341,6 +360,26 @@ def measure(args: argparse.Namespace, manifest: Manifest, sizes: list[int], resu
                 held = len(graph.ex.read("chat/source_sessions", source_id=source))  # stored by earlier runs
                 for size in sizes:
                     rec: dict[str, Any] = results["sizes"].setdefault(str(size), {"size": size})
+                    if args.prefixes:
+                        ingest.count_until(size)
+                        st = ingest.stored
+                        if st.sessions > held:
+                            log.info("size %d: the store holds %d sessions, fewer than its %d: not asked", size,
+                                     held, st.sessions)
+                            del results["sizes"][str(size)]
+                            continue
+                        rec["ingest"] = {"tokens": st.tokens, "sessions": st.sessions, "turns": len(st.turns),
+                                         "written_by_this_run": 0, "s_per_written_turn": None,
+                                         "before_clip": st.sessions - 1}
+                        if questions is None:
+                            questions = pick_questions(chats, st, categories, args.asks, args.quality, args.smoke)
+                            results["questions"] = [q.id for q in questions]
+                        if questions:
+                            rec["ask"] = ask_record(settings, service, source, st, questions, args.quality, answers,
+                                                    before_clip=st.sessions - 1)
+                            rec["ask"]["loadavg"] = os.getloadavg()
+                        save()
+                        continue
                     t0 = time.perf_counter()
                     ingest.until(size)
                     st = ingest.stored
