@@ -9,8 +9,10 @@ The controller (`control.py`, tools mode) keeps one `Checks` per question:
   names, `as_of.py`, shows in the marks: "held on 30 April 2025"; alone it changes no prompt);
 - `answer(answer, shown, dates)`, on the reader's answer: a yes/no question touching a contradiction is answered
   with both statements and the question which holds; an older value of a changed slot (or of a changed value,
-  `value_updates.py`) becomes the one that holds (unless the question asks about the past without naming a
-  time); a who-question about whom something is done to, answered with a person, gets the role or thing the line
+  `value_updates.py`, every change the question touches, and a value the older line states beside it) becomes
+  the one that holds (unless the question asks about the past without naming a time), and a bare value of the
+  holding line is given with the clause it was said in (`full_value.py`: "75" of "75 items with a 50%
+  improvement"); a who-question about whom something is done to, answered with a person, gets the role or thing the line
   names (`roles.py`); an answer with no word or number in it ("," from a small reader) is given the value
   stated last of what the question asks about, where one changed (`value_updates.unanswered`). Returns the new
   answer and the note for the trace, or None when the answer stands.
@@ -27,6 +29,7 @@ import numpy as np
 from m3graph.reasoning import contradictions, recency, roles, value_updates
 from m3graph.reasoning.as_of import AsOf
 from m3graph.reasoning.attribution import split_speaker
+from m3graph.reasoning.full_value import full_value
 from m3graph.reasoning.names import NameBook
 
 Shown = Sequence[tuple[str, str]]  # (clip label, line) as the reader was shown them
@@ -97,11 +100,19 @@ class Checks:
         if not self.past or self.as_of is not None:
             day = self.as_of.day if self.as_of else None
             newest = recency.newest_answer(answer, recency.changes(shown, dates, day))
-            if newest is None:
-                newest = value_updates.newest_value(answer, self._value_changes(shown, dates, day))
             if newest is not None:
                 held = f"held on {day}" if day else "holds now"
                 return newest[0], f"recency: {newest[1]!r} was said earlier; the value that {held} replaces it"
+            moved = self._value_changes(shown, dates, day)
+            newest = value_updates.newest_value(answer, moved)
+            checked = newest[0] if newest is not None else answer
+            whole = full_value(checked, moved)  # a bare value of the holding line: its clause with it
+            if newest is not None:
+                held = f"held on {day}" if day else "holds now"
+                note = f"recency: {newest[1]!r} was said earlier; the value that {held} replaces it"
+                return (whole, f"{note}; the holding line's clause added") if whole else (newest[0], note)
+            if whole is not None:
+                return whole, f"the reader's {answer!r} is one value of the holding line: its clause added"
         people = [s.speaker for s in (split_speaker(line) for _, line in shown) if s.speaker]
         if self.names is not None:
             people += [n for n in self.names.known.values() if n]
