@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.faiss_anchor import bench_faiss
+from bench.identity_profile import profile_identity, profile_line
 from bench.loader import build_indexes, create_constraints, load_corpus, load_faces, memory_ids, wait_for_indexes
 from bench.measure import bench_identity, bench_import, bench_ping, bench_recall, bench_search, bench_writes
 from bench.report import anchor_table, columns, floor_table, get_path, machine, table, targets_for
@@ -318,6 +319,9 @@ def measure_size(n: int, args: argparse.Namespace, settings: Settings, ex: Execu
     if faces is not None:
         rec["identity"] = bench_identity(graph, faces, args.resolutions, args.seed + 3)
         log.info("size %d: resolve_faces p50 %.2f ms", n, rec["identity"]["all"]["p50_ms"])
+        # Where the time goes: begin, each statement (client, server), commit, per kind of call (issue 40).
+        rec["identity"]["profile"] = profile_identity(graph, faces, max(3, args.resolutions // 4), args.seed + 6)
+        log.info("size %d: identity profile %s", n, profile_line(rec["identity"]["profile"]))
         results.save()
     if args.write_clips and "writes" in phases:
         rec["writes"] = bench_writes(graph, corpus, args.write_clips, args.seed + 4, args.write_budget_s,
