@@ -12,9 +12,11 @@ The controller (`control.py`, tools mode) keeps one `Checks` per question:
   `value_updates.py`, every change the question touches, and a value the older line states beside it) becomes
   the one that holds (unless the question asks about the past without naming a time), and a bare value of the
   holding line is given with the clause it was said in (`full_value.py`: "75" of "75 items with a 50%
-  improvement"); a who-question about whom something is done to, answered with a person, gets the role or thing the line
-  names (`roles.py`); an answer with no word or number in it ("," from a small reader) is given the value
-  stated last of what the question asks about, where one changed (`value_updates.unanswered`). Returns the new
+  improvement"); an answer that is not the value a shown line states for exactly what the question asks becomes
+  that value (`stated_fact.py`: the reader answered from what it knew); a who-question about whom something is
+  done to, answered with a person, gets the role or thing the line names (`roles.py`); an answer with no word or
+  number in it ("," from a small reader) is given the value stated last of what the question asks about, where
+  one changed (`value_updates.unanswered`). Returns the new
   answer and the note for the trace, or None when the answer stands.
 """
 
@@ -31,6 +33,7 @@ from m3graph.reasoning.as_of import AsOf
 from m3graph.reasoning.attribution import split_speaker
 from m3graph.reasoning.full_value import full_value
 from m3graph.reasoning.names import NameBook
+from m3graph.reasoning.stated_fact import holds, stated_value
 
 Shown = Sequence[tuple[str, str]]  # (clip label, line) as the reader was shown them
 
@@ -113,6 +116,9 @@ class Checks:
                 return (whole, f"{note}; the holding line's clause added") if whole else (newest[0], note)
             if whole is not None:
                 return whole, f"the reader's {answer!r} is one value of the holding line: its clause added"
+        stated = stated_value(self.question, [self.plain(line) for _, line in shown])
+        if stated is not None and not holds(answer, stated.value):  # what the memory says, not what the reader knew
+            return stated.value, f"the memory states it ({stated.line!r}): the reader's {answer!r} replaced"
         people = [s.speaker for s in (split_speaker(line) for _, line in shown) if s.speaker]
         if self.names is not None:
             people += [n for n in self.names.known.values() if n]

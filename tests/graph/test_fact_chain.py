@@ -107,3 +107,14 @@ def test_a_question_whose_best_facts_lead_nowhere_is_not_chained(facts: str, mem
     assert "chained" not in trace["rounds"][0]["note"]
     assert CHAIN_NOTE not in model.requests[0].last_user
     assert "Ann Kell lives in Bergen." in _first_lines(trace) and len(_first_lines(trace)) <= CAP
+
+
+def test_what_the_memory_states_wins_over_what_the_reader_knew(facts: str, memory_graph: MemoryGraph,
+                                                               settings: Settings) -> None:
+    """A single-hop question whose answer a shown line states: a reader answering from its own knowledge is
+    replaced by that line's value (`stated_fact.py`); a multi-hop question keeps the reader's answer."""
+    trace, _ = _ask(memory_graph, settings, "Who is the author of Lanterns of Brask?", "Charles Dickens")
+    assert trace["answer"] == "Mira Tolvane"
+    assert "the memory states it" in (trace["rounds"][-1]["note"] or "")
+    trace, _ = _ask(memory_graph, settings, "Who is the spouse of the author of Lanterns of Brask?", "Ola Fenn")
+    assert trace["answer"] == "Ola Fenn"  # words left for a further hop: not this check's question
