@@ -52,10 +52,20 @@ def span_words(first: date, last: date) -> str:
     return f"{unit} ({days} days)"
 
 
+def span_answer(first: date, last: date, same_session: bool = False) -> str:
+    """The answer for the time between two days: "about 2 weeks (16 days), from 20 January 2024 to 5 February
+    2024"; two events of one day are said to be so ("0 days: both happened on the same day, 12 March 2024"), since
+    "from 12 March 2024 to 12 March 2024" reads as a mistake."""
+    a, b = sorted((first, last))
+    if a == b:
+        where = "in the same session, on" if same_session else "on the same day,"
+        return f"0 days: both happened {where} {_long(a)}"
+    return f"{span_words(a, b)}, from {_long(a)} to {_long(b)}"
+
+
 def duration_answer(answer: str) -> str | None:
     """The time between the first two day-exact dates in the reader's answer, or None when it holds fewer."""
     days = [s for s in find_times(answer) if s.granularity == "day" and not s.approximate and not s.yearless]
     if len(days) < 2:
         return None
-    a, b = sorted((days[0].first, days[1].first))
-    return f"{span_words(a, b)}, from {_long(a)} to {_long(b)}"
+    return span_answer(days[0].first, days[1].first)

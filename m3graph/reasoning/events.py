@@ -16,10 +16,14 @@ What this module does, without a model:
   and `event_day` dates an event from the lines its search returned that the reader was shown: the best line by
   its cosine to the phrase, raised for holding the phrase's words and for naming a day beside them, dated by the
   day it names nearest after (else before) the event's words in their clause ("my first internal demo on January
-  20, 2024"), else by the day the line was said (its session's date);
+  20, 2024"), else by the day the line was said (its session's date). An event that is an act of setting,
+  deciding or confirming something ("setting my goal to solve 5 problems by February 5", "when I confirmed the
+  deadline") happened when it was reported, not on the day it set: such a line's days after the day it was said
+  are what was set, so only a day on or before it dates the act ("I booked it yesterday");
 - the reader is told which day each event's best line gives (`EventDays.note`), and an answer that does not hold
   two dates is replaced by the time between the two event days (`EventDays.answer`), "about 2 weeks (16 days),
-  from 20 January 2024 to 5 February 2024", its trace note naming the lines.
+  from 20 January 2024 to 5 February 2024" (two events of one session: "0 days: both happened in the same
+  session, on …"), its trace note naming the lines.
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from m3graph.dates import find_times
-from m3graph.reasoning.durations import span_words
+from m3graph.dates import TimeSpan, find_times
+from m3graph.reasoning.durations import span_answer
 
 EVENT_LINES = 3  # new lines each event's search adds to the first round
 _WORD = re.compile(r"[a-z0-9]+")
@@ -124,32 +128,52 @@ def _gap(line: str, start: int, end: int, a: int, b: int) -> int:
     return gap + (100 if re.search(r"[.;!?]\s", between) else 0)
 
 
+# An event phrase that opens with an act of setting, deciding or confirming (module docstring).
+_ACT = re.compile(r"^(?:(?:I|we|you)\s+)?(?:first\s+)?(?:set|setting|confirm(?:ed|ing)|decid(?:ed|ing)|agree(?:d|ing)|"
+                  r"commit(?:ted|ting)|book(?:ed|ing)|schedul(?:ed|ing)|announc(?:ed|ing)|promis(?:ed|ing))\b",
+                  re.IGNORECASE)
+
+
+def is_act(phrase: str) -> bool:
+    """Whether the event is an act of setting, deciding or confirming something (dated by when it was reported)."""
+    return bool(_ACT.match(phrase.strip()))
+
+
 COVER_WEIGHT = 0.1  # a line holding all the event's content words gains this over its cosine
 DAY_WEIGHT = 0.05  # a line that names a day beside the event's words gains this (the question asks for dates)
 
 
-def _named_day(line: str, said: date | None, want: set[str]) -> date | None:
-    """The day a line names nearest after (else before) the event's words, in their clause; None if it names none."""
+def _named_day(line: str, said: date | None, want: set[str], act: bool = False) -> date | None:
+    """The day a line names nearest after (else before) the event's words, in their clause; None if it names none.
+    For an act (`is_act`), only a day on or before the day the line was said."""
     spots = [(m.start(), m.end()) for m in _WORD.finditer(line.lower()) if _stem(m.group(0)) in want]
     days = [s for s in find_times(line, said) if s.granularity == "day" and not s.approximate
             and (said is not None or not s.yearless)]
+    if act:
+        days = [s for s in days if said is not None and _dated(s, said) <= said]
     if not days or not spots:
         return None
     best = min(days, key=lambda s: min(_gap(line, s.start, s.end, a, b) for a, b in spots))
     if min(_gap(line, best.start, best.end, a, b) for a, b in spots) >= 100:
         return None  # the only days are in another sentence
-    return best.first.replace(year=said.year) if best.yearless and said else best.first
+    return _dated(best, said)
+
+
+def _dated(span: TimeSpan, said: date | None) -> date:
+    """A found day; one said without a year takes the year of the day it was said."""
+    day: date = span.first
+    return day.replace(year=said.year) if span.yearless and said else day
 
 
 def event_day(phrase: str, lines: Sequence[tuple[str, str, float]], dates: Mapping[str, str]) -> EventDay | None:
     """The day of one event from its search's lines (label, line, cosine to the phrase): the best line by its
     cosine, plus `COVER_WEIGHT` times the share of the phrase's content words it holds, plus `DAY_WEIGHT` when it
     names a day beside them; dated by that day, else by the day it was said (module docstring)."""
-    want = content_words(phrase)
+    want, act = content_words(phrase), is_act(phrase)
     best: tuple[float, EventDay] | None = None
     for label, line, cosine in lines:
         said = _said_on(dates.get(label))
-        named = _named_day(line, said, want)
+        named = _named_day(line, said, want, act)
         if named is None and said is None:
             continue
         cover = len(want & content_words(line)) / len(want) if want else 0.0
@@ -172,8 +196,7 @@ class EventDays:
                 f"{self.second.describe()}.")
 
     def answer(self) -> str:
-        a, b = sorted((self.first.day, self.second.day))
-        return f"{span_words(a, b)}, from {a.day} {a:%B %Y} to {b.day} {b:%B %Y}"
+        return span_answer(self.first.day, self.second.day, same_session=self.first.label == self.second.label)
 
     def trace(self) -> str:
         return f"event days: {self.first.describe()}; {self.second.describe()}"

@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from m3graph.reasoning.durations import asks_for_duration
+from m3graph.reasoning.durations import asks_for_duration, duration_answer
 from m3graph.reasoning.events import EventDay, EventDays, event_day, event_phrases
 
 
@@ -75,3 +75,26 @@ def test_the_span_between_two_event_days() -> None:
     days = EventDays(EventDay("b", date(2024, 2, 5), "CLIP_1", True), EventDay("a", date(2024, 1, 20), "CLIP_0", True))
     assert days.answer() == "about 2 weeks (16 days), from 20 January 2024 to 5 February 2024"
     assert '"b": 5 February 2024 (the day its line names, CLIP_1)' in days.note()
+
+
+def test_an_act_of_setting_is_dated_when_it_was_said_not_by_the_day_it_set() -> None:
+    dates = {"CLIP_4": "31 January 2024"}
+    lines = [("CLIP_4", "My goal is to solve 5 problems on parallel and perpendicular lines by February 5.", 0.8)]
+    act = event_day("setting my goal to solve 5 problems on parallel and perpendicular lines", lines, dates)
+    assert act == EventDay("setting my goal to solve 5 problems on parallel and perpendicular lines",
+                           date(2024, 1, 31), "CLIP_4", False)
+    # what was set is dated by the day the line names
+    deadline = event_day("the deadline I set to complete the 5 problems", lines, dates)
+    assert deadline is not None and deadline.day == date(2024, 2, 5) and deadline.named
+    # an act reported with a day on or before the day it was said keeps that day
+    booked = event_day("I booked the hotel", [("CLIP_4", "I booked the hotel on January 29.", 0.8)], dates)
+    assert booked is not None and booked.day == date(2024, 1, 29) and booked.named
+
+
+def test_two_events_of_one_day_are_said_to_be_so() -> None:
+    day = date(2024, 3, 12)
+    same = EventDays(EventDay("a", day, "CLIP_5", False), EventDay("b", day, "CLIP_5", True))
+    assert same.answer() == "0 days: both happened in the same session, on 12 March 2024"
+    other = EventDays(EventDay("a", day, "CLIP_5", False), EventDay("b", day, "CLIP_6", True))
+    assert other.answer() == "0 days: both happened on the same day, 12 March 2024"
+    assert duration_answer("12 March 2024 to 12 March 2024") == "0 days: both happened on the same day, 12 March 2024"
