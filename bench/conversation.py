@@ -28,7 +28,10 @@ checks of `m3graph.devkit.eval.beam_score`) beside the BM25 reader baseline of `
 BM25's top messages of the ingested turns). The questions are those of the chats whose cited messages are all
 ingested at the *smallest* size measured (at most `--asks`), asked again at every size: the chat alone, then the
 same chat with the later chats after it as unrelated history (so the chat's facts are never the newest talk;
-copies of it, renamed, may follow at 10^7). The bar: the answer rate may not fall by more than 10 points from the
+copies of it, renamed, may follow at 10^7). A chat after the first is re-dated by whole years, its named years
+with it (bench/conversation_gen.py); its questions are asked and scored as re-dated the same way
+(`shifted_chats`: question, gold answer, rubric and stale value), so a date-valued gold names the day the
+ingested chat names. The bar: the answer rate may not fall by more than 10 points from the
 smallest size to the largest. `--smoke` (CI): sizes of 1,500 and 3,000 tokens, 2 queries, one question (the
 earliest-cited one, as `m3graph eval beam --smoke`), scored.
 """
@@ -49,7 +52,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench.conversation_gen import Manifest, Spec, chat_names, generate, tokens
+from bench.conversation_gen import Manifest, Spec, chat_names, generate, shift_question, tokens
 from bench.measure import summary
 from bench.run import dir_gb, git_state
 from bench.smoke import add_smoke, add_uri, apply_smoke, scratch, server_settings
@@ -286,7 +289,7 @@ def ask_record(settings: Settings, service: Any, source: str, stored: Stored, qu
                 s = score(q.category, q.question, q.rubric, answer, q.gold, q.confusion) if quality else None
                 correct[system] += bool(s and s.correct)
                 out.write(json.dumps({"tokens": stored.tokens, "before_clip": before_clip, "id": q.id,
-                                      "system": system, "answer": answer,
+                                      "system": system, "answer": answer, "gold": q.gold,
                                       "outcome": asked.outcome if system == "m3graph" else None,
                                       "correct": s.correct if s else None, "why": s.detail if s else None,
                                       "latency_s": round(latency[system][-1], 2)}, ensure_ascii=False) + "\n")
@@ -298,6 +301,14 @@ def ask_record(settings: Settings, service: Any, source: str, stored: Stored, qu
         if samples:
             rec[system] = summary(samples) | ({"correct": correct[system]} if quality else {})
     return rec
+
+
+def shifted_chats(chats: list[beam.Chat], manifest: Manifest) -> list[beam.Chat]:
+    """The chats with their questions moved by the years their first pass (copy 0) was moved in the conversation:
+    what is asked and the gold it is scored against name the days the ingested turns name (module docstring)."""
+    years = {p.chat: p.shift_years for p in manifest.parts if p.copy == 0}
+    return [replace(c, questions=tuple(shift_question(q, years.get(c.name, 0)) for q in c.questions))
+            for c in chats]
 
 
 def pick_questions(chats: list[beam.Chat], stored: Stored, categories: list[str], n: int, quality: bool,
@@ -343,8 +354,9 @@ def measure(args: argparse.Namespace, manifest: Manifest, sizes: list[int], resu
         args.home.mkdir(parents=True, exist_ok=True)
     ensure_server(settings)
     source = manifest.spec.source_id
-    chats = [beam.load_chat((args.beam or beam.default_data_dir()) / name) for name in manifest.spec.chats
-             if any(p.chat == name and p.copy == 0 for p in manifest.parts)]
+    chats = shifted_chats([beam.load_chat((args.beam or beam.default_data_dir()) / name)
+                           for name in manifest.spec.chats
+                           if any(p.chat == name and p.copy == 0 for p in manifest.parts)], manifest)
     categories = [c.strip() for c in args.categories.split(",") if c.strip()]
     queries = query_texts(chats, args.queries)
     questions: list[beam.Question] | None = None
