@@ -30,6 +30,8 @@ from bench.report import anchor_table, columns, floor_table, get_path, machine, 
 from bench.segments import census, compaction_settings, log_lines, process_cmdline
 from bench.smoke import add_smoke, add_uri, apply_smoke, server_settings
 from bench.synth import CorpusSpec, make_corpus, make_faces, make_queries
+from bench.write_profile import commit_floor, floor_lines, profile_writes
+from bench.write_profile import report_lines as profile_lines
 from m3graph.graphdb.executor import Executor
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.localserver.server import LocalNeo4j, ensure_server
@@ -59,9 +61,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--port", type=int, default=7695)
     p.add_argument("--heap-mb", type=int, default=6144)
     p.add_argument("--pagecache-mb", type=int, default=4096)
-    p.add_argument("--phases", default="search,recall,faiss,identity,writes,import",
+    p.add_argument("--phases", default="search,recall,faiss,identity,writes,import,profile",
                    help="measurements to run after the load (comma-separated subset of the default); faiss "
-                        "needs recall (it is tuned to the graph index's recall@10)")
+                        "needs recall (it is tuned to the graph index's recall@10); profile: the clip write and the "
+                        "import, each call split into its statements, begin and commit, and a commit floor by index "
+                        "(bench/write_profile.py)")
+    p.add_argument("--profile-clips", type=int, default=10, help="profile: clip writes")
+    p.add_argument("--profile-imports", type=int, default=2, help="profile: imports")
+    p.add_argument("--profile-import-clips", type=int, default=50, help="profile: clips of 20 memories per import")
+    p.add_argument("--floor-sizes", type=lambda v: [int(x) for x in v.split(",")], default=[1, 20, 1000],
+                   help="profile: nodes a transaction in the commit floor (bench/write_profile.py commit_floor)")
+    p.add_argument("--floor-repeats", type=int, default=5, help="profile: commit floor transactions per kind and size")
+    p.add_argument("--profile-statements", action="store_true",
+                   help="profile: send every statement as PROFILE (db hits, operators; times for attribution only)")
     p.add_argument("--import-videos", type=int, default=4, help="videos written through write_import (bulk path)")
     p.add_argument("--import-clips", type=int, default=250,
                    help="clips of 20 memories per imported video (one transaction per video)")
@@ -78,7 +90,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     add_smoke(p, "1,000 memories, 200 faces, 10 queries, 5 resolutions, 3 written clips, 1 imported video")
     return apply_smoke(p.parse_args(argv), sizes="1000", queries=10, faces=200, resolutions=5, write_clips=3,
                        write_budget_s=60.0, batch=1000, import_videos=1, import_clips=3, heap_mb=1024,
-                       pagecache_mb=512)
+                       pagecache_mb=512, profile_clips=2, profile_imports=1, profile_import_clips=3,
+                       floor_sizes=[1, 2], floor_repeats=1)
 
 
 def bench_settings(args: argparse.Namespace) -> Settings:
@@ -338,6 +351,13 @@ def measure_size(n: int, args: argparse.Namespace, settings: Settings, ex: Execu
         rec["import"] = bench_import(graph, corpus, args.import_videos, args.import_clips, args.seed + 5)
         log.info("size %d: write_import %.0f memories/s", n, rec["import"]["memories_per_s"] or 0.0)
         on_disk("census_after_import")
+        results.save()
+    if "profile" in phases and (args.profile_clips or args.profile_imports):
+        rec["profile"] = profile_writes(graph, args.profile_clips, args.profile_imports, args.profile_import_clips,
+                                        args.seed + 7, profile=args.profile_statements)
+        rec["profile"]["commit_floor"] = commit_floor(graph, args.floor_sizes, args.floor_repeats, args.seed + 8)
+        for line in profile_lines(rec["profile"]) + floor_lines(rec["profile"]["commit_floor"]):
+            log.info("size %d: %s", n, line)
         results.save()
     rec["floor"]["end"] = floor(graph)
     rec["loadavg"]["end"] = os.getloadavg()
