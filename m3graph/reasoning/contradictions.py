@@ -17,6 +17,12 @@ the check runs here over the lines one question was shown. No model, no list of 
   "synchronized" = "synchronize");
 - the pair touches the question when the question holds at least `MIN_SHARED` of the words they share.
 
+Finding the denial (`denial_query`, `is_denial`): a conflict is named only when both its lines are shown, and a
+denial said in passing inside a long request ("…, since I've never customized the pipeline, can you …") ranks
+low for the question's own words. So a yes/no question about the asker's own doing ("Have I ever used X?") is also
+searched in the words its denial would use ("I have never used X"), and the lines of that search that hold a
+denial (`DENIAL_LINES` at most) join the first round.
+
 Rendering (`conflict_answer`): a yes/no question (or a bare yes/no answer) touching a pair is answered with both
 statements, oldest first, each with its date and speaker, and the question which holds. Other questions are left
 to the reader, who is shown the pair as a note with the evidence.
@@ -32,6 +38,7 @@ from datetime import date
 from m3graph.reasoning.attribution import split_speaker
 from m3graph.reasoning.recency import day_of
 
+DENIAL_LINES = 2  # lines holding a denial the denial search adds to the first round
 MIN_SHARED = 2  # topic words an affirmation (and a question) must share with a denial
 TOPIC_WORDS = 10  # the first content words of a denial that make its topic
 QUOTE_CHARS = 160
@@ -139,6 +146,28 @@ def _affirmed_words(sentence: str) -> frozenset[str]:
             words |= content(clause)
         pos = end.end() if end else pos
     return frozenset(words)
+
+
+_ABOUT_ONESELF = re.compile(r"^\W*(?P<aux>have|has|had|did|do|does)\s+(?P<who>I|we)\s+(?:ever\s+)?(?P<rest>[^?]+)",
+                            re.IGNORECASE)
+
+
+def denial_query(question: str) -> str | None:
+    """The words a denial of a yes/no question about the asker's own doing would use ("Have I ever used X?" ->
+    "I have never used X"; "Did we deploy X?" -> "we never deploy X"), or None for any other question."""
+    m = _ABOUT_ONESELF.match(question)
+    if m is None:
+        return None
+    have = m["aux"].lower() in ("have", "has", "had")
+    return f"{m['who']} {'have never' if have else 'never'} {m['rest'].strip()}"
+
+
+def is_denial(line: str) -> bool:
+    """Whether a speaker's line holds a denial with a topic (module docstring)."""
+    spoken = split_speaker(line)
+    return spoken.speaker is not None and any(
+        _denial_topic(sentence) is not None for sentence in (_declarative(x) for x in _sentences(spoken.body))
+        if sentence)
 
 
 def conflicts(shown: Sequence[tuple[str, str]], dates: Mapping[str, str]) -> list[Conflict]:

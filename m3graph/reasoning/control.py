@@ -28,7 +28,9 @@ Two dialects over the same tools (`memory_tools.MemoryTools`):
   first, path by path, with a note to follow them; any other question's first round is unchanged. A question
   about the time between two events ("how many days between finishing X and the demo of Y") has each event's
   phrase searched too (`events.py`, a few new lines each), the reader told the day each event's best line gives,
-  and an answer without two dates replaced by the time between those days.
+  and an answer without two dates replaced by the time between those days. A yes/no question about the asker's
+  own doing ("Have I ever used X?") is searched in its denial's words too (`contradictions.denial_query`), and the
+  lines found that deny it join the first round, so a conflict with a line that affirms it can be named.
   The reader sees people by name beside their tags (``Mia (<character_4>)``, `names.py`) and an answer's bare tag is
   given with the name; a time the question names is read as "as of" (`as_of.py`: the facts tools show the version
   that held then); and beside each round's results it is told which statements on one slot changed, in time
@@ -54,6 +56,7 @@ malformed replies and the trace; the tools themselves live in `memory_tools.py` 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -70,6 +73,7 @@ from m3graph.reasoning import fact_chain, file_tools, premise, speakers
 from m3graph.reasoning.answer_checks import Checks
 from m3graph.reasoning.as_of import latest_date, question_as_of
 from m3graph.reasoning.attribution import misattributed, split_speaker
+from m3graph.reasoning.contradictions import DENIAL_LINES, denial_query, is_denial
 from m3graph.reasoning.durations import DURATION_NOTE, asks_for_duration, duration_answer
 from m3graph.reasoning.event_as_of import event_as_of
 from m3graph.reasoning.events import EVENT_LINES, EventDays, event_day, event_phrases
@@ -487,6 +491,13 @@ class Controller:
         first, second = days
         return new, EventDays(first, second) if first is not None and second is not None else None
 
+    def _denials(self, tools: MemoryTools, evidence: Evidence, probe: str) -> dict[str, list[str]]:
+        """The lines a denial search (`contradictions.denial_query`) finds that hold a denial, `DENIAL_LINES` at
+        most, not shown yet: a conflict is named only when the reader is shown both its lines."""
+        found = tools.search_node(probe, k=4 * DENIAL_LINES + len(evidence.shown))
+        denials = {label: [x for x in lines if is_denial(x)] for label, lines in found.knowledge.items()}
+        return evidence.take(dataclasses.replace(found, knowledge=denials), tools.line_scores, DENIAL_LINES)
+
     def _results_text(self, query: str | None, new: dict[str, list[str]], tools: MemoryTools,
                       question: str, listing: bool = False, file_note: str | None = None,
                       speaker_note: str | None = None, checks_note: str | None = None, chained: bool = False,
@@ -551,6 +562,14 @@ class Controller:
                     new = dict(sorted(new.items(), key=lambda kv: _clip_order(kv[0])))
                     if days is not None:
                         note0 += f"; {days.trace()}"
+                probe = denial_query(question)
+                if probe is not None:  # a yes/no question about oneself: its denial searched too
+                    denied = self._denials(tools, evidence, probe)
+                    if denied:
+                        for label, lines in denied.items():
+                            new.setdefault(label, []).extend(lines)
+                        new = dict(sorted(new.items(), key=lambda kv: _clip_order(kv[0])))
+                        note0 += f"; {sum(len(v) for v in denied.values())} line(s) denying it ({probe!r})"
             rounds.append(Round(0, found.tool, question, [], Usage(), time.perf_counter() - t0,
                                 result=describe(found), knowledge=new, note=note0))
             if not new:  # nothing in scope matches at all: no model can answer from this memory

@@ -165,3 +165,18 @@ def test_a_denied_and_affirmed_statement_is_named_not_answered_yes_or_no(nora: s
     assert 'on 1 June 2025, Nora said "I set up a Rust service' in answer and answer.endswith("Which one holds?")
     assert trace.rounds[-1].note is not None and trace.rounds[-1].note.startswith("contradiction")
 
+
+def test_a_yes_no_question_about_oneself_brings_the_line_that_denies_it(nora: str, memory_graph: MemoryGraph,
+                                                                        settings: Settings) -> None:
+    # one line a round: the question's own search shows one line, the denial search adds the denial beside it
+    one = settings.model_copy(update={"llm": settings.llm.model_copy(update={"control_evidence_lines": 1})})
+    trace, model = _ask(memory_graph, one, "Have I ever set up a Rust service?", [NORA],
+                        '{"answer": "Yes", "next_query": null}')
+    shown = _shown(trace)
+    assert any("I have never used Rust" in x for x in shown)
+    assert trace.rounds[0].note is not None and "denying it ('I have never set up a Rust service')" in \
+        trace.rounds[0].note
+    assert "I have never used Rust" in model.requests[0].last_user
+    # without the denial search the one line shown would be the affirmation alone
+    assert sum("Rust" in x for x in shown) == 2
+

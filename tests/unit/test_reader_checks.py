@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from m3graph.reasoning import contradictions
 from m3graph.reasoning.answer_checks import Checks
 from m3graph.reasoning.as_of import question_as_of
 from m3graph.reasoning.contradictions import conflict_answer, conflicts, touching
@@ -242,3 +243,22 @@ def test_a_statement_before_a_request_counts_a_plain_question_does_not() -> None
     assert len(found) == 1 and found[0].denied.sentence.endswith("induction problem")
     asked = ("CLIP_5", "User <character_8>: Have I solved geometric series induction problems with you?")
     assert conflicts([asked, denial], {}) == []
+
+
+@pytest.mark.parametrize(("question", "query"), [
+    ("Have I ever used Rust in production?", "I have never used Rust in production"),
+    ("Did we deploy the scheduler on Kubernetes?", "we never deploy the scheduler on Kubernetes"),
+    ("Have I customized the spaCy pipeline?", "I have never customized the spaCy pipeline"),
+    ("Has Nora ever used Rust?", None),  # about someone else: her own lines say "I", not the question's words
+    ("What did I use for the scheduler?", None),  # not a yes/no question
+])
+def test_a_yes_no_question_about_oneself_is_searched_as_its_denial(question: str, query: str | None) -> None:
+    assert contradictions.denial_query(question) == query
+
+
+def test_a_line_holds_a_denial_only_where_its_speaker_denies_something() -> None:
+    assert contradictions.is_denial("User <character_6>: I need help with the normal line, especially since I've "
+                                    "never solved any tangent or normal line problems before.")
+    assert not contradictions.is_denial("User <character_6>: I completed 6 tangent and normal line problems.")
+    assert not contradictions.is_denial("User <character_6>: I haven't deployed it yet.")  # a plan, not a denial
+    assert not contradictions.is_denial("I have never used Rust.")  # no speaker
