@@ -545,9 +545,7 @@ class Controller:
                 note0 += f"; {checks.as_of.note()}"
             listing = asks_for_a_list(question) and any(split_speaker(x).speaker for v in new.values() for x in v)
             if listing:
-                for label, lines in self._gather(tools, evidence, question).items():
-                    new.setdefault(label, []).extend(lines)
-                new = dict(sorted(new.items(), key=lambda kv: _clip_order(kv[0])))
+                new = _joined(new, self._gather(tools, evidence, question))
                 note0 += f"; a list question: {sum(len(v) for v in new.values())} lines shown"
             elif not clip_fallback and new:  # a multi-hop question over facts: follow their values (fact_chain.py)
                 chain = fact_chain.follow(question, tools, evidence.cap)
@@ -557,18 +555,14 @@ class Controller:
                     note0 += f"; {chain.note()}"
                 elif asks_for_duration(question):  # each event searched on its own and dated (events.py)
                     more, days = self._events(tools, evidence, question)
-                    for label, lines in more.items():
-                        new.setdefault(label, []).extend(lines)
-                    new = dict(sorted(new.items(), key=lambda kv: _clip_order(kv[0])))
+                    new = _joined(new, more)
                     if days is not None:
                         note0 += f"; {days.trace()}"
                 probe = denial_query(question)
                 if probe is not None:  # a yes/no question about oneself: its denial searched too
                     denied = self._denials(tools, evidence, probe)
                     if denied:
-                        for label, lines in denied.items():
-                            new.setdefault(label, []).extend(lines)
-                        new = dict(sorted(new.items(), key=lambda kv: _clip_order(kv[0])))
+                        new = _joined(new, denied)
                         note0 += f"; {sum(len(v) for v in denied.values())} line(s) denying it ({probe!r})"
             rounds.append(Round(0, found.tool, question, [], Usage(), time.perf_counter() - t0,
                                 result=describe(found), knowledge=new, note=note0))
@@ -712,6 +706,14 @@ def _clip_order(label: str) -> tuple[str, int]:
     """A clip label's place in time ("CLIP_3", "video/CLIP_12"); the reader reads events in time order."""
     video, _, clip = label.rpartition("CLIP_")
     return (video, int(clip)) if clip.isdigit() else (label, 0)
+
+
+def _joined(shown: dict[str, list[str]], more: dict[str, list[str]]) -> dict[str, list[str]]:
+    """A first round's lines with a further search's new lines after each clip's own, clips in time order."""
+    out = {label: list(lines) for label, lines in shown.items()}
+    for label, lines in more.items():
+        out.setdefault(label, []).extend(lines)
+    return dict(sorted(out.items(), key=lambda kv: _clip_order(kv[0])))
 
 
 def make_controller(settings: Settings, graph: MemoryGraph, embedder: TextEmbedder,
