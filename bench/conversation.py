@@ -26,10 +26,12 @@ whole store. Only the ask and quality figures are taken.
 `--quality` scores the asked questions (knowledge update and temporal reasoning by default: the deterministic
 checks of `m3graph.devkit.eval.beam_score`) beside the BM25 reader baseline of `m3graph eval beam` (same model,
 BM25's top messages of the ingested turns). The questions are those of the chats whose cited messages are all
-ingested at the *smallest* size measured (at most `--asks`), asked again at every size: the chat alone, then the
-same chat with the later chats after it as unrelated history (so the chat's facts are never the newest talk;
-copies of it, renamed, may follow at 10^7). A chat after the first is re-dated by whole years, its named years
-with it (bench/conversation_gen.py); its questions are asked and scored as re-dated the same way
+ingested at the *smallest* size measured and among the first `--unique-chats` of the order (at most `--asks`),
+asked again at every size: the chat alone, then the same chat with the later chats after it as unrelated history
+(so the chat's facts are never the newest talk). Those first chats are never copied: past the set, the renamed
+copies are of the other chats only (bench/conversation_gen.py, "Why some chats are never copied"), so set
+`--unique-chats` to the number of chats the smallest size holds. A chat after the first is re-dated by whole
+years, its named years with it (bench/conversation_gen.py); its questions are asked and scored as re-dated the same way
 (`shifted_chats`: question, gold answer, rubric and stale value), so a date-valued gold names the day the
 ingested chat names. The bar: the answer rate may not fall by more than 10 points from the
 smallest size to the largest. `--smoke` (CI): sizes of 1,500 and 3,000 tokens, 2 queries, one question (the
@@ -74,6 +76,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--beam", type=Path, default=None, help="BEAM chat folders (default ../shared/data/beam)")
     p.add_argument("--chats", default=None, help="chat order, comma-separated (default 500K-1 ... 500K-10)")
     p.add_argument("--session-messages", type=int, default=20, help="messages per session at most")
+    p.add_argument("--unique-chats", type=int, default=1,
+                   help="the first N chats of the order are never copied, and only their questions are scored "
+                        "(0: every chat copied)")
     p.add_argument("--chunk", type=int, default=2, help="sessions per ingestion call (embedded, then written)")
     p.add_argument("--queries", type=int, default=30, help="search queries per variant and size")
     p.add_argument("--asks", type=int, default=3, help="questions asked per size (0: no ask)")
@@ -312,9 +317,10 @@ def shifted_chats(chats: list[beam.Chat], manifest: Manifest) -> list[beam.Chat]
 
 
 def pick_questions(chats: list[beam.Chat], stored: Stored, categories: list[str], n: int, quality: bool,
-                   smoke: bool) -> list[beam.Question]:
-    """The questions asked at every size (module docstring): with `quality` those answerable at the smallest."""
-    present = [c for c in chats if c.name in stored.prefix]
+                   smoke: bool, unique: int = 1) -> list[beam.Question]:
+    """The questions asked at every size (module docstring): with `quality` those answerable at the smallest, of
+    the first `unique` chats (the ones never copied)."""
+    present = [c for c in (chats[:unique] if quality else chats) if c.name in stored.prefix]
     wanted = [q for c in present for q in c.questions if q.category in categories]
     if smoke:
         return beam.select(present[0], categories, None, n) if present else []
@@ -384,7 +390,8 @@ def measure(args: argparse.Namespace, manifest: Manifest, sizes: list[int], resu
                                          "written_by_this_run": 0, "s_per_written_turn": None,
                                          "before_clip": st.sessions - 1}
                         if questions is None:
-                            questions = pick_questions(chats, st, categories, args.asks, args.quality, args.smoke)
+                            questions = pick_questions(chats, st, categories, args.asks, args.quality, args.smoke,
+                                               manifest.spec.unique)
                             results["questions"] = [q.id for q in questions]
                         if questions:
                             rec["ask"] = ask_record(settings, service, source, st, questions, args.quality, answers,
@@ -410,7 +417,8 @@ def measure(args: argparse.Namespace, manifest: Manifest, sizes: list[int], resu
                     rec["search"]["loadavg"] = os.getloadavg()
                     save()
                     if questions is None:
-                        questions = pick_questions(chats, st, categories, args.asks, args.quality, args.smoke)
+                        questions = pick_questions(chats, st, categories, args.asks, args.quality, args.smoke,
+                                               manifest.spec.unique)
                         results["questions"] = [q.id for q in questions]
                     if questions:
                         rec["ask"] = ask_record(settings, service, source, st, questions, args.quality, answers)
@@ -488,7 +496,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = sorted(int(s) for s in args.tokens.split(",") if s.strip())
     root = args.beam or beam.default_data_dir()
     spec = Spec(tuple(c.strip() for c in args.chats.split(",")) if args.chats else tuple(chat_names(root)),
-                args.session_messages)
+                args.session_messages, unique=max(args.unique_chats, 0))
     t0 = time.perf_counter()
     manifest = generate(root, args.data, max(sizes), spec)
     log.info("conversation %s: %d tokens in %d parts under %s (%.1f s)", spec.source_id, manifest.tokens,

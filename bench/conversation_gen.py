@@ -7,7 +7,8 @@ The generator lays them end to end as ONE conversation in the product's generic 
 so `m3graph ingest-chat --source-id ID part-*.json` ingests it as a user would:
 
 - chats in the given order (default 500K-1 … 500K-10), each whole; after the last one the set starts again as
-  *copy* 1, 2, … with its projects renamed (below), until the requested number of tokens is reached;
+  *copy* 1, 2, … with its projects renamed (below), until the requested number of tokens is reached; the first
+  `unique` chats of the order (default 1) are never copied: the copies are of the chats after them only;
 - re-dated so time runs forward, by whole calendar years (below): the first chat keeps its dates, every later
   chat (and copy) moves by the fewest years that put its first batch at least `gap_days` after the previous
   chat's last one;
@@ -19,6 +20,15 @@ so `m3graph ingest-chat --source-id ID part-*.json` ingests it as a user would:
   never writes in lower case (product, library and person names: ``Flask``, ``Socket``; not sentence starts, which
   also occur in lower case, nor months and weekdays) gets the suffix k + 1 (``Flask2``): the copy's facts keep
   their values but no longer share their names with the original's, so the copies read as other projects.
+
+Why some chats are never copied (version 3): `bench.conversation --quality` asks the questions of the first chats
+and pads them with the later ones as unrelated history. A copy of an asked chat is not unrelated: renaming changes
+its product names, but the user still says "my sprint deadline is April 5" or "my object detection app runs at
+180 ms" in the copy, decades later, with the same generic words, so the newest statement of the very fact asked
+about is the copy's (moved by its years), and a memory that answers with the newest statement is scored wrong for
+doing so. Version 2 copied every chat; at 10^7 tokens its quality fell 5/12 -> 3/12, and the misses at the large
+size were the copies' days and values ("April 5, 2072"). With `unique` set to the chats asked about, their facts
+are stated once, and the padding is the other chats and their renamed copies.
 
 Re-dating (`year_shift`, `shift_text`): a chat's text, its session dates and the gold of its questions must say
 the same days, or a temporal question of a later chat mixes shifted session days with the unshifted days its
@@ -69,7 +79,8 @@ from typing import Any
 from m3graph.dates import DAY, MONTH, SEASON, YEAR
 from m3graph.devkit.eval.beam import SPEAKERS, Batch, Chat, Message, Question, load_chat
 
-VERSION = 2  # of the layout below: a manifest of another version is regenerated (1: shifted by days, not years)
+VERSION = 3  # of the layout below: a manifest of another version is regenerated
+# (1: shifted by days, not years; 2: every chat copied, the asked ones too)
 GAP_DAYS = 7  # at least, between one chat's last batch and the next one's first
 YEAR_STEP = 4  # a chat moves by a multiple of this many years: leap days stay (module docstring)
 SESSION_MESSAGES = 20
@@ -192,6 +203,18 @@ class Spec:
     chats: tuple[str, ...]
     session_messages: int = SESSION_MESSAGES
     gap_days: int = GAP_DAYS
+    unique: int = 1  # the first chats of the order that are never copied (module docstring; 0: none)
+
+    def chat_at(self, k: int) -> tuple[str, int]:
+        """The `k`-th part's chat and copy number: the chats in order, then copies of those after `unique`."""
+        if k < len(self.chats):
+            return self.chats[k], 0
+        repeated = self.chats[self.unique:]
+        if not repeated:
+            raise SystemExit(f"all {len(self.chats)} chats are unique (never copied): the conversation cannot grow "
+                             "past them; lower --unique-chats or give more chats")
+        j = k - len(self.chats)
+        return repeated[j % len(repeated)], 1 + j // len(repeated)
 
     @property
     def source_id(self) -> str:
@@ -235,7 +258,8 @@ class Manifest:
         if raw.get("version") != VERSION:
             return None
         spec = raw["spec"]
-        return cls(Spec(tuple(spec["chats"]), spec["session_messages"], spec["gap_days"]), raw["tokens_target"],
+        return cls(Spec(tuple(spec["chats"]), spec["session_messages"], spec["gap_days"], spec["unique"]),
+                   raw["tokens_target"],
                    raw["tokens"], [Part(**p) for p in raw["parts"]])
 
 
@@ -281,12 +305,11 @@ def generate(root: Path, out_dir: Path, target: int, spec: Spec) -> Manifest:
     previous_end: datetime | None = None
     k = 0
     while manifest.tokens < target:
-        name = spec.chats[k % len(spec.chats)]
+        name, copy = spec.chat_at(k)
         if name not in loaded:
             read = load_chat(root / name)
             loaded[name] = read, chat_years(read)
         chat, years = loaded[name]
-        copy = k // len(spec.chats)
         k += 1
         shift = year_shift(chat.batches[0].when, years,
                            None if previous_end is None else previous_end + timedelta(days=spec.gap_days))

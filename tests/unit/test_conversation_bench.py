@@ -48,10 +48,13 @@ def test_quality_asks_only_what_the_smallest_size_holds() -> None:
     partial = Stored(prefix={"500K-9": 10})  # messages 0-9 of 500K-9 stored, 500K-3 not yet
     assert [q.id for q in pick_questions([a, b], partial, cats, 10, True, False)] == ["500K-9/knowledge_update/0"]
     whole = Stored(prefix={"500K-9": 13, "500K-3": 2}, complete={"500K-9"})  # a question citing nothing: whole chat
-    assert [q.id for q in pick_questions([a, b], whole, cats, 10, True, False)] == [
+    assert [q.id for q in pick_questions([a, b], whole, cats, 10, True, False, unique=2)] == [
         "500K-9/knowledge_update/0", "500K-9/knowledge_update/1", "500K-9/temporal_reasoning/0",
         "500K-3/temporal_reasoning/0"]
-    assert len(pick_questions([a, b], whole, cats, 2, True, False)) == 2  # --asks bounds it
+    # only the never-copied chats are asked: a copy of 500K-3 would restate its facts later
+    assert [q.id for q in pick_questions([a, b], whole, cats, 10, True, False, unique=1)] == [
+        "500K-9/knowledge_update/0", "500K-9/knowledge_update/1", "500K-9/temporal_reasoning/0"]
+    assert len(pick_questions([a, b], whole, cats, 2, True, False, unique=2)) == 2  # --asks bounds it
     # without --quality any question of the chats present is timed, evidence stored or not
     assert len(pick_questions([a, b], partial, cats, 10, False, False)) == 3
 

@@ -87,7 +87,7 @@ def test_sessions_cut_before_a_user_message() -> None:
 
 
 def test_whole_set_then_renamed_copies_with_time_running_forward(beam_root: Path, tmp_path: Path) -> None:
-    spec = Spec(tuple(chat_names(beam_root)), session_messages=2, gap_days=7)
+    spec = Spec(tuple(chat_names(beam_root)), session_messages=2, gap_days=7, unique=0)  # 0: every chat copied
     out = tmp_path / "conv"
     m = generate(beam_root, out, 1500, spec)
     assert [(p.chat, p.copy) for p in m.parts][:4] == [("500K-1", 0), ("500K-2", 0), ("500K-10", 0), ("500K-1", 1)]
@@ -110,6 +110,18 @@ def test_whole_set_then_renamed_copies_with_time_running_forward(beam_root: Path
     assert "Postgres2" in text and "Gizmoflow2" in text  # names: renamed in the copy
     assert "March" in text and "Here is" in text and "gizmo stuff" in text  # months, words also lower-cased: kept
     assert all(p["source_id"] == spec.source_id for p in parts)
+
+
+def test_unique_chats_are_never_copied(beam_root: Path, tmp_path: Path) -> None:
+    spec = Spec(tuple(chat_names(beam_root)), session_messages=2, unique=2)
+    m = generate(beam_root, tmp_path / "conv", 2500, spec)
+    order = [(p.chat, p.copy) for p in m.parts]
+    assert order[:5] == [("500K-1", 0), ("500K-2", 0), ("500K-10", 0), ("500K-10", 1), ("500K-10", 2)]
+    assert {c for c, k in order if k} == {"500K-10"} and m.tokens >= 2500
+    assert spec.source_id != Spec(spec.chats, session_messages=2, unique=1).source_id  # another conversation
+    assert Manifest.read(tmp_path / "conv" / "manifest.json") == m  # read back whole, `unique` included
+    with pytest.raises(SystemExit, match="never copied"):  # nothing left to copy: said, not looped forever
+        generate(beam_root, tmp_path / "all", 2500, Spec(spec.chats, session_messages=2, unique=3))
 
 
 def test_renames_only_names_never_lowercase(beam_root: Path) -> None:
@@ -177,7 +189,7 @@ def _days_named(text: str, said: date) -> list[tuple[str, int]]:
 
 
 def test_a_messages_dates_move_with_its_session(dated_root: Path, tmp_path: Path) -> None:
-    spec = Spec(tuple(chat_names(dated_root)))  # a session per batch
+    spec = Spec(tuple(chat_names(dated_root)), unique=0)  # a session per batch; every chat copied
     m = generate(dated_root, tmp_path / "conv", 10_000, spec)
     assert [(p.chat, p.copy, p.shift_years) for p in m.parts[:2]] == [("500K-1", 0, 0), ("500K-2", 0, 4)]
     original = load_chat(dated_root / "500K-2")
