@@ -7,7 +7,8 @@ reader answering with the older of two shown values). Here, over the lines one q
 
 - a *value* is a quantity (`quantities.py`: a number with or without a unit, a fraction "4/5") in a sentence
   where the speaker speaks of their own state ("my …", "I've …", "I scored …"); a quantity after a bound or a
-  target ("below 10%", "aiming for 90%", "from 10 to 30", "by 20%") is not a state and is skipped;
+  target ("below 10%", "aiming for 90%", "from 10 to 30", "by 20%") is not a state and is skipped, nor is one its
+  clause calls earlier ("I've scored 60% on my initial quiz", "my original estimate of 3 weeks");
 - its *attribute phrase* is the content words around it in its sentence (up to `BEFORE` words before it and
   `AFTER` after, not crossing another quantity), reduced to stems (first five letters);
 - a day-exact date still to come on the day it was said is a value too (a deadline, a launch: a plan that can
@@ -77,6 +78,9 @@ _NAMED_VERSION = re.compile(r"\b(?:(?-i:[A-Z][\w.+#-]*)|version|v|port|step|sect
 _INTENDED = re.compile(
     r"\b(?:aim|aims|aiming|goal|target|targeting|want|wants|wanted|hope|hoping|plan|plans|planned|planning|try|trying|"
     r"would|could|should|will|going to|gonna|like to|need to|needs to|expect|expecting|if|whether)\b", re.I)
+_EARLIER = re.compile(  # the value's own clause says it is an earlier state, not the one that holds
+    r"\b(?:initial|initially|original|originally|previous|previously|prior|earlier|former|formerly|baseline|"
+    r"starting|at first|at the start|to begin with)\b", re.I)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _STOP = frozenset((  # noqa: SIM905
     "a an the of to in on at for and or but is are was were be been being with by from as that this these those "
@@ -189,13 +193,16 @@ def _not_an_amount(sentence: str, q: Quantity) -> bool:
 
 def stated(sentence: str, q: Quantity, day: date | None) -> bool:
     """Whether a quantity of a sentence is a value its speaker has: not a bound, a target, a delta, a formula's
-    or a name's number; a date only when still to come on the day said (`day`) and not a span's edge."""
+    or a name's number, nor one its clause calls earlier ("60% on my initial quiz", "my original estimate of 3
+    weeks": said later, it still tells how things were, so it must not become the value that holds); a date only
+    when still to come on the day said (`day`) and not a span's edge."""
     lead = sentence[:q.start]
     if q.family == "date":
         return not _NOT_A_DAY.search(lead) and _to_come(q, day)
     near = " ".join(re.split(r"[,;:(]", lead)[-1].split()[-INTENT_WORDS:])
+    tail = " ".join(re.split(r"[,;:()]", sentence[q.end:], maxsplit=1)[0].split()[:AFTER])
     return not (_NOT_A_STATE.search(lead) or _TARGET_AFTER.search(sentence[q.end:]) or _INTENDED.search(near)
-                or _not_an_amount(sentence, q))
+                or _EARLIER.search(near) or _EARLIER.search(tail) or _not_an_amount(sentence, q))
 
 
 def values(shown: Sequence[tuple[str, str]], dates: Mapping[str, str]) -> list[Value]:

@@ -164,3 +164,16 @@ def test_an_answer_that_says_nothing_gets_the_value_stated_last() -> None:
     assert checks.answer(", ", ACCURACY, DATES) == ("95%", "the reader's ', ' says nothing; the value stated last "
                                                            "replaces it")
     assert Checks("What is my favourite colour?").answer(",", ACCURACY, DATES) is None  # nothing it asks changed
+
+
+def test_a_value_its_clause_calls_earlier_never_holds() -> None:
+    # said last, "60% on my initial quiz" tells how things were: the 92% said before it still holds
+    shown = [("CLIP_0", "User <character_1>: I improved my quiz score from 78% to 92% after practising induction."),
+             ("CLIP_1", "User <character_1>: I've completed 3 induction problems, and I've scored 60% on my "
+                        "initial quiz, and I've reviewed 5 proofs."),
+             ("CLIP_2", "User <character_1>: My original estimate was 3 weeks for the quiz prep, it took 5 weeks.")]
+    found = {v.quantity.text for v in values(shown, DATES)}
+    assert "92%" in found and "60%" not in found
+    assert "3 weeks" not in found and "5 weeks" in found  # "my original estimate": an earlier state too
+    question = "What score did I achieve on my induction quiz most recently?"
+    assert newest_value("92%", changes(question, shown, DATES)) is None  # the answer that holds stands
