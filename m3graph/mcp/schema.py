@@ -64,8 +64,9 @@ NODES: dict[str, tuple[str, tuple[str, ...], str]] = {
     "IdentityVote": ("vote_id", ("a", "b", "verdict", "note", "source", "created_at", "undone_at"),
                      "A manual judgement that two entities are (verdict 'same') or are not ('different') the same "
                      "person; it overrides model votes and can be undone."),
-    "Thing": ("thing_key", ("video_id", "name"),
-              "A named thing facts are about or name, keyed 'source|normalised name' (e.g. 'demo|apple inc.')."),
+    "Thing": ("thing_key", ("video_id", "name", "name_key"),
+              "A named thing facts are about or name, keyed 'source|normalised name' (e.g. 'demo|apple inc.'); "
+              "name_key is the normalised name alone (indexed: the same name across sources)."),
     "Migration": ("version", ("description",), "A schema migration that has been applied (bookkeeping)."),
     "Counter": ("name", ("value",), "An id allocator (bookkeeping)."),
     "Lock": ("name", (), "A write lock (bookkeeping)."),

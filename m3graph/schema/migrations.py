@@ -206,6 +206,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     # else character_K), kept current by the write path (m3graph.graphdb.names); graphs written before get it here.
     Migration(18, "Character.name is the person's current name (name facts, speakers' names)", (),
               backfill=backfill_character_names),
+    # A named thing found by its name across sources (issue 40): a question that names no source looks its event up
+    # with one index seek per name (facts/anchor_versions), not one per source and name.
+    Migration(19, "Thing.name_key: a named thing's normalised name, indexed, for lookups across sources",
+              ("schema/range_thing_name_key", "schema/backfill_thing_name_key")),
     # Add the next migration here, numbered on (LATEST follows the last entry).
 )
 LATEST = MIGRATIONS[-1].version

@@ -17,8 +17,10 @@ from m3graph.ingest.chat.ingest import ingest_conversation
 from m3graph.ingest.chat.model import Conversation, Session, Turn
 from m3graph.reasoning.control import AnswerTrace, Controller
 from m3graph.reasoning.event_as_of import anchor_clause, candidate_names, event_as_of
+from m3graph.schema import apply_migrations
 from m3graph.settings import Settings
 from tests.helpers.chat_doubles import ScriptedModel
+from tests.helpers.graph import rows
 
 DATED = "ea-nora"
 UNDATED = "ea-nora-undated"
@@ -102,6 +104,25 @@ def test_when_she_lived_there_reads_the_facts_that_held_then(dated: str, memory_
     trace, _ = _ask(memory_graph, settings, "Where does Nora work?", dated,
                     '{"answer": "the Library", "next_query": null}')
     assert any("Library" in x for x in _facts(trace))
+
+
+def test_a_question_naming_no_source_finds_the_event_by_name(dated: str, memory_graph: MemoryGraph,
+                                                           settings: Settings) -> None:
+    """Unscoped, the event is found through `Thing.name_key` (one seek per name, not one per source and name), and
+    migration 19 gives a graph written before it the same keys: applied again, it changes nothing more."""
+    question = "Where did Nora work when she lived in Lisbon?"
+    scoped = event_as_of(question, memory_graph.ex, [dated])
+    assert scoped is not None and event_as_of(question, memory_graph.ex, None) == scoped
+    keys = "MATCH (t:Thing) WHERE t.video_id = $v RETURN t.thing_key AS key, t.name_key AS name ORDER BY key"
+    before = rows(memory_graph, keys, v=dated)
+    assert before and all(r["key"] == f"{dated}|{r['name']}" for r in before), before  # set by the write path
+    rows(memory_graph, "MATCH (t:Thing) WHERE t.video_id = $v REMOVE t.name_key", v=dated)  # as before 19
+    assert event_as_of(question, memory_graph.ex, None) is None  # unscoped lookups go by the key alone
+    rows(memory_graph, "MATCH (m:Migration {version: 19}) DELETE m")
+    assert apply_migrations(memory_graph.ex, settings) == [19]
+    assert rows(memory_graph, keys, v=dated) == before
+    assert apply_migrations(memory_graph.ex, settings) == []
+    assert event_as_of(question, memory_graph.ex, None) == scoped
 
 
 def test_a_value_that_still_holds_or_that_no_fact_has_sets_nothing(dated: str, memory_graph: MemoryGraph) -> None:

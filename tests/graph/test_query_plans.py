@@ -137,3 +137,22 @@ def test_slot_queries_seek_the_slot_index(shaped_graph: MemoryGraph, name: str) 
     ops = _operators(plan)
     assert not [op for op, _ in ops if op in ("AllNodesScan", "NodeByLabelScan", "NodeIndexScan")], (name, ops)
     assert any("Seek" in op and "Memory(slot_key)" in details for op, details in ops), (name, ops)
+
+
+# A question tied to an event ("when she lived in Lisbon") looks the event's fact up by name (issue 40): across all
+# sources by the name alone (`Thing.name_key`, migration 19), in named sources by key; never by a label scan.
+ANCHOR_CASES: dict[str, tuple[dict[str, Any], str]] = {
+    "every source": ({"sources": None, "names": ["lisbon", "porto"], "k": 50}, "Thing(name_key)"),
+    "named sources": ({"sources": ["v", "other1"], "names": ["lisbon"], "k": 50}, "Thing(thing_key)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ANCHOR_CASES))
+def test_event_lookup_seeks_a_thing_index(shaped_graph: MemoryGraph, case: str) -> None:
+    params, index = ANCHOR_CASES[case]
+    with shaped_graph.ex.session() as session:
+        plan = session.run("CYPHER replan=force EXPLAIN " + query("facts/anchor_versions").text,
+                           params).consume().plan
+    ops = _operators(plan)
+    assert not [op for op, _ in ops if op in ("AllNodesScan", "NodeByLabelScan", "NodeIndexScan")], (case, ops)
+    assert any("Seek" in op and index in details for op, details in ops), (case, ops)
