@@ -156,3 +156,18 @@ def test_event_lookup_seeks_a_thing_index(shaped_graph: MemoryGraph, case: str) 
     ops = _operators(plan)
     assert not [op for op, _ in ops if op in ("AllNodesScan", "NodeByLabelScan", "NodeIndexScan")], (case, ops)
     assert any("Seek" in op and index in details for op, details in ops), (case, ops)
+
+
+def test_the_ranked_search_never_groups_memories_by_the_clip_hits(memory_graph: MemoryGraph) -> None:
+    """The per-memory aggregation of the ranked search must not carry the clip documents' hits (a list of up to
+    pool x overfetch maps) as a grouping key: each memory's group held a copy, so the statement's memory grew with
+    pool x overfetch x memories (194 MB at the default pool on a 10^7-token conversation, 664 MB at a pool of 1,000,
+    over the local server's 512 MB transaction limit; docs/scaling.md)."""
+    names = ["search/ranked"] + (["search/ranked_2026"] if memory_graph.ex.capabilities.vector_filters else [])
+    for name in names:
+        params = CASES["search/ranked"] | ({"max_clip": 10} if name.endswith("2026") else {})
+        with memory_graph.ex.session() as session:
+            plan = session.run("EXPLAIN " + query(name).text, params).consume().plan
+        grouped = [d for op, d in _operators(plan) if op == "EagerAggregation" and "sum(" in d]
+        assert grouped, (name, _operators(plan))  # the per-memory sum is there...
+        assert not [d for d in grouped if "clip_hits" in d], (name, grouped)  # ...keyed by the memory alone
