@@ -29,14 +29,15 @@ import json
 import logging
 import os
 import shutil
-import statistics
-import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench.measure import summary, timed
 from bench.run import REPO, git_state
 from bench.scratch_home import scratch_server
 from bench.smoke import add_smoke, add_uri, apply_smoke
+from bench.write_profile import _operators
 from m3graph.cypher import query
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.localserver.server import ensure_server
@@ -64,10 +65,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return apply_smoke(p.parse_args(argv), sources="3", repeats=3)
 
 
-def _db_hits(plan: Any) -> int:
-    return int(plan.get("dbHits", 0)) + sum(_db_hits(c) for c in plan.get("children", []))
-
-
 def measure_size(graph: MemoryGraph, sources: int, n_names: int, things: int, repeats: int) -> dict[str, Any]:
     """Both statements at this number of sources: db hits, latency, and whether both find the one fact."""
     names = [f"word {i}" for i in range(n_names - 1)] + [f"place {(sources - 1) * things}"]  # the last source's
@@ -75,17 +72,11 @@ def measure_size(graph: MemoryGraph, sources: int, n_names: int, things: int, re
     out: dict[str, Any] = {"sources": sources, "names": len(names), "loadavg": os.getloadavg()}
     for which, name in STATEMENTS.items():
         with graph.ex.session() as session:
-            plan = session.run("PROFILE " + query(name).text, params).consume().profile
+            plan = session.run("PROFILE " + query(name).text, params).consume().profile or {}
         for _ in range(3):  # planned and cached before timing
             graph.ex.read(name, **params)
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            graph.ex.read(name, **params)
-            times.append((time.perf_counter() - t0) * 1000)
-        times.sort()
-        out[which] = {"db_hits": _db_hits(plan), "p50_ms": statistics.median(times),
-                      "p95_ms": times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]}
+        times = [timed(partial(graph.ex.read, name, **params))[0] for _ in range(repeats)]
+        out[which] = {"db_hits": sum(op["db_hits"] for op in _operators(plan))} | summary(times)
     want = [f"{PREFIX}{sources - 1}/{names[-1]}"]  # past 1,000 sources the earlier statement cannot reach it
     out["found"] = {w: [r["memory_id"] for r in graph.ex.read(n, **params)] == want for w, n in STATEMENTS.items()}
     out["p50_ratio"] = out["earlier"]["p50_ms"] / out["current"]["p50_ms"]
