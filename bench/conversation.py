@@ -245,6 +245,12 @@ def search_record(service: Any, source: str, stored: Stored, queries: list[str])
         service.embed(q)
         samples.append(time.perf_counter() - t0)
     out["embed"] = summary(samples)  # the query embedding inside every search below
+    samples = []
+    for _ in queries:  # what a plan pays, once per scope every few seconds, to size its fusion pool
+        t0 = time.perf_counter()
+        service.graph.ex.read("search/count_candidates", videos=[source], before_clip=None)
+        samples.append(time.perf_counter() - t0)
+    out["scope_count"] = summary(samples)
     for mode in ("clip", "node"):
         for name, extra in filters.items():
             def one(q: str, mode: str = mode, extra: dict[str, Any] = extra) -> int:
@@ -272,12 +278,15 @@ def ask_record(settings: Settings, service: Any, source: str, stored: Stored, qu
                quality: bool, out: Any, before_clip: int | None = None) -> dict[str, Any]:
     """Asks each question through the product (and, with `quality`, the BM25 reader); latency and scores.
     `before_clip`: the question sees the conversation up to that session only (`--prefixes`)."""
+    from m3graph.graphdb.search_plan import Scope, fusion_pool
     from m3graph.reasoning.llm import make_chat_model
     from m3graph.service.requests import AskRequest
 
     model = make_chat_model(settings.llm.control, settings.llm.models_dir) if quality else None
     batches = stored.batches() if quality else []
-    rec: dict[str, Any] = {"questions": len(questions)}
+    # The candidates each ranking gives the questions' searches: the pool grows with the scope (search.fusion_share).
+    pool = fusion_pool(settings.search, Scope(videos=[source], before_clip=before_clip), service.graph.search)
+    rec: dict[str, Any] = {"questions": len(questions), "fusion_pool": pool}
     latency: dict[str, list[float]] = {"m3graph": [], "baseline": []}
     correct: dict[str, int] = {"m3graph": 0, "baseline": 0}
     try:
@@ -446,6 +455,7 @@ def report(results: dict[str, Any]) -> str:
                                                             f"{r['ingest']['s_per_written_turn'] or 0:.2f}"),
             ("load average (1 min) at search", lambda r: f"{r['search']['loadavg'][0]:.1f}")]
     rows.append(("query embedding p50/p95 ms", _latency("search", "embed")))
+    rows.append(("scope count (sizes the fusion pool) p50/p95 ms", _latency("search", "scope_count")))
     for variant in ("clip plain", "clip window", "clip speaker", "clip window+speaker", "node plain",
                     "node window", "node speaker", "node window+speaker", "bm25"):
         rows.append((f"search {variant} p50/p95 ms", _latency("search", variant)))
@@ -469,7 +479,7 @@ def report(results: dict[str, Any]) -> str:
     for size, a in quality:
         n = a["questions"]
         lines.append(f"quality at {size:,} tokens: m3graph {a['m3graph']['correct']}/{n}, "
-                     f"baseline {a.get('baseline', {}).get('correct', 0)}/{n}")
+                     f"baseline {a.get('baseline', {}).get('correct', 0)}/{n} (fusion pool {a.get('fusion_pool')})")
     if quality and quality[0][1]["questions"]:
         first, last = (100 * a["m3graph"]["correct"] / a["questions"] for _, a in (quality[0], quality[-1]))
         verdict = "within" if first - last <= QUALITY_BAR else "BEYOND"

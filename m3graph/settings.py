@@ -247,8 +247,9 @@ class SearchConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     doc_groups: ClassVar[dict[str, tuple[str, ...]]] = {
         "What a search returns": ("clip_topk", "node_topk", "clip_threshold"),
-        "Hybrid ranking": ("hybrid", "fusion_pool", "vector_weight", "context_weight", "clip_text_weight",
-                           "clip_prior", "speaker_weight", "date_weight", "file_weight"),
+        "Hybrid ranking": ("hybrid", "fusion_pool", "fusion_share", "fusion_pool_max", "vector_weight",
+                           "context_weight", "clip_text_weight", "clip_prior", "speaker_weight", "date_weight",
+                           "file_weight"),
         "Evidence attached to hits": ("attach_file_evidence", "attached_per_file"),
         "How candidates are fetched (speed only, never which memories may be found)": (
             "in_index_filter", "in_index_max_videos", "exact_scan_limit", "overfetch", "max_index_candidates"),
@@ -263,6 +264,12 @@ class SearchConfig(BaseModel):
         "Rank by vector and full-text (BM25) scores together, each scaled by its best hit; off: vector only."))
     fusion_pool: int = Field(300, ge=1, le=10000, description=(
         "Candidates taken from each ranking before fusion (at least 5 x the results asked for)."))
+    # A 10^7-token conversation's answer rate fell 17 points at 300 candidates, 8 at 1,000 (docs/scaling.md).
+    fusion_share: float = Field(0.05, ge=0, le=1, description=(
+        "The pool grows with the scope: at least this share of the memories a search may find (counted per "
+        "scope, reused for 5 s), up to `fusion_pool_max`; 0: always `fusion_pool`."))
+    fusion_pool_max: int = Field(1000, ge=1, le=10000, description=(
+        "The most candidates `fusion_share` takes from each ranking (its transaction memory grows with the pool)."))
     vector_weight: float | None = Field(None, ge=0, le=1, description=(
         "The vector ranking's share of a memory's score (BM25's is the rest); unset: the share chosen for the "
         "text model (bge-small 0.6, MiniLM 0.4, others 0.4)."))

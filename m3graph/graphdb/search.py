@@ -55,7 +55,7 @@ from m3graph.graphdb.tags import render_characters
 from m3graph.graphdb.types import ClipResult, RenderedMemory, clip_key
 from m3graph.settings import Settings
 
-_PATH_TTL_S = 5.0  # how long an exact-or-index decision is reused (Neo4j 5.26 only)
+_SIZE_TTL_S = 5.0  # how long a scope's memory count is reused (the exact-or-index choice and the fusion pool)
 
 
 def to_cosine(score: float) -> float:
@@ -96,7 +96,7 @@ class MemorySearch:
         self.ex = executor
         self.settings = settings
         self.cfg = settings.search
-        self._exact: dict[tuple[tuple[str, ...], int | None], tuple[float, bool]] = {}
+        self._sizes: dict[tuple[tuple[str, ...] | None, int | None], tuple[float, int]] = {}
 
     def _vector(self, query: Sequence[float]) -> list[float]:
         """The unit query vector; a vector of the wrong size, NaN/infinite or all zeros is refused by name."""
@@ -112,22 +112,26 @@ class MemorySearch:
         row = self.ex.read("search/character_entities", char_ids=list(char_ids))
         return sorted(row[0]["entity_ids"]) if row else []
 
-    def small_scope(self, videos: Sequence[str] | None, before_clip: int | None) -> bool:
-        """Exact scan or index: decided by the candidate count, remembered for a few seconds (a controller asks
-        several searches over one scope; the choice changes speed, never which memories may be seen)."""
-        if not videos:
-            return False
-        key = (tuple(sorted(videos)), before_clip)
+    def scope_size(self, videos: Sequence[str] | None, before_clip: int | None) -> int:
+        """The memories a search of the scope may find, remembered for a few seconds (a controller asks several
+        searches over one scope; the count changes the pool's size and the exact-or-index path, never which
+        memories may be seen). No source named: every memory, read from the count store."""
+        key = (tuple(sorted(videos)) if videos else None, before_clip if videos else None)
         now = time.monotonic()
-        cached = self._exact.get(key)
-        if cached is not None and now - cached[0] < _PATH_TTL_S:
+        cached = self._sizes.get(key)
+        if cached is not None and now - cached[0] < _SIZE_TTL_S:
             return cached[1]
-        n = self.ex.read("search/count_candidates", videos=list(videos), before_clip=before_clip)[0]["n"]
-        exact = int(n) <= self.cfg.exact_scan_limit
-        if len(self._exact) > 1024:
-            self._exact.clear()
-        self._exact[key] = (now, exact)
-        return exact
+        rows = (self.ex.read("search/count_candidates", videos=list(videos), before_clip=before_clip) if videos
+                else self.ex.read("search/count_memories"))
+        n = int(rows[0]["n"])
+        if len(self._sizes) > 1024:
+            self._sizes.clear()
+        self._sizes[key] = (now, n)
+        return n
+
+    def small_scope(self, videos: Sequence[str] | None, before_clip: int | None) -> bool:
+        """Exact scan or index (5.26's path): decided by the candidate count."""
+        return bool(videos) and self.scope_size(videos, before_clip) <= self.cfg.exact_scan_limit
 
     def scope(self, videos: Sequence[str] | None = None, before_clip: int | None = None,
               characters: Sequence[int] = (), since: datetime | None = None,

@@ -18,6 +18,7 @@ settings.search, shaped by the preset.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass
 from datetime import datetime
@@ -30,7 +31,7 @@ from m3graph.errors import InvalidInputError
 from m3graph.fact_versions import VersionView
 from m3graph.graphdb.executor import Capabilities
 from m3graph.graphdb.query_text import lucene_query_terms, named_file_types, named_months, query_words
-from m3graph.settings import Settings
+from m3graph.settings import SearchConfig, Settings
 
 Mode = Literal["clip", "node"]
 RANKED, RANKED_2026 = "search/ranked", "search/ranked_2026"
@@ -239,7 +240,10 @@ class SearchPlan:
 
 
 class GraphFacts(Protocol):
-    """The two things a plan may need to read from the graph (`MemorySearch` answers both)."""
+    """What a plan may need to read from the graph (`MemorySearch` answers it)."""
+
+    def scope_size(self, videos: Sequence[str] | None, before_clip: int | None) -> int:
+        """The memories a search of the scope may find (every memory when it names no source)."""
 
     def small_scope(self, videos: Sequence[str] | None, before_clip: int | None) -> bool:
         """Whether the scope's candidates are few enough for an exact scan (5.26's path)."""
@@ -254,11 +258,22 @@ def _speakers(names: Sequence[str]) -> list[str] | None:
     return wanted or None
 
 
+def fusion_pool(cfg: SearchConfig, scope: Scope, graph: GraphFacts) -> int:
+    """Candidates taken from each ranking: `fusion_pool`, or `fusion_share` of the scope's memories when that is
+    more (at most `fusion_pool_max`). Why: the pools are the best of the whole scope before fusion, so a fixed pool
+    is a smaller and smaller share of a growing conversation, and a line ranked fairly by both rankings falls out
+    of both (a 10^7-token source lost 17 points of its answer rate at 300, 8 at 1,000: docs/scaling.md)."""
+    if cfg.fusion_share <= 0 or cfg.fusion_pool_max <= cfg.fusion_pool:
+        return cfg.fusion_pool
+    wanted = math.ceil(cfg.fusion_share * graph.scope_size(scope.videos, scope.before_clip))
+    return max(cfg.fusion_pool, min(cfg.fusion_pool_max, wanted))
+
+
 def build_plan(spec: SearchSpec, scope: Scope, settings: Settings, caps: Capabilities,
                graph: GraphFacts) -> SearchPlan:
     """The statement's parameters for one search. `graph` is asked only what the settings and the server leave
-    open: whether a 5.26 scope is small enough to scan exactly, and every source's id where a scan or a named
-    file type needs them and the scope names none."""
+    open: the scope's size where the pool grows with it, whether a 5.26 scope is small enough to scan exactly,
+    and every source's id where a scan or a named file type needs them and the scope names none."""
     cfg = settings.search
     preset = SearchPreset.of(spec.mode, spec.text, settings)
     rules = preset.value
@@ -280,7 +295,7 @@ def build_plan(spec: SearchSpec, scope: Scope, settings: Settings, caps: Capabil
     if exact and videos is None:
         videos = graph.all_videos()
     exclude = list(spec.exclude) if rules.by_clip else []  # paging by clips shown is clip mode's
-    n = max(cfg.fusion_pool, 5 * (k + len(exclude)))
+    n = max(fusion_pool(cfg, scope, graph), 5 * (k + len(exclude)))
     filtered = scope.videos is not None or scope.before_clip is not None
     view = spec.view
     return SearchPlan(
@@ -302,4 +317,4 @@ def build_plan(spec: SearchSpec, scope: Scope, settings: Settings, caps: Capabil
 
 
 __all__ = ["CURRENT", "MAX_K", "GraphFacts", "Ranking", "RankingWeights", "Scope", "SearchPlan", "SearchPreset",
-           "SearchSpec", "build_plan", "check_request", "to_index_score", "unit_vector"]
+           "SearchSpec", "build_plan", "fusion_pool", "check_request", "to_index_score", "unit_vector"]

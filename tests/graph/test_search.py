@@ -376,6 +376,22 @@ def test_each_search_is_one_round_trip(graph: MemoryGraph) -> None:
     assert over_limit == graph.search.search(SearchSpec(q, videos=["h"], text="harbour"))
 
 
+def test_the_fusion_pool_is_a_share_of_the_memories_in_scope(graph: MemoryGraph) -> None:
+    q = _hybrid_world(graph)  # video h: 2 + 3 + 2 memories in clips 0, 1, 2
+    whole = with_settings(graph, variant(graph.settings, search={"fusion_pool": 1, "fusion_share": 1.0,
+                                                                 "fusion_pool_max": 10000}))
+    assert whole.search.plan(SearchSpec(q, videos=["h"], k=1, text="harbour")).n == 7
+    assert whole.search.plan(SearchSpec(q, videos=["h"], before_clip=1, k=1, text="harbour")).n == 5
+    every = graph.ex.read("search/count_memories")[0]["n"]
+    assert every >= 7 and whole.search.plan(SearchSpec(q, k=1, text="harbour")).n == every  # no source: all
+    capped = with_settings(graph, variant(whole.settings, search={"fusion_pool_max": 6}))
+    assert capped.search.plan(SearchSpec(q, videos=["h"], k=1, text="harbour")).n == 6
+    # The default share keeps the default pool at this size, and the results are the same either way.
+    assert graph.search.plan(SearchSpec(q, videos=["h"], text="harbour")).n == graph.settings.search.fusion_pool
+    spec = SearchSpec(q, mode="node", videos=["h"], k=3, text="harbour")
+    assert whole.search.search(spec) == graph.search.search(spec)
+
+
 def test_hybrid_text_is_never_lucene_syntax(graph: MemoryGraph) -> None:
     q = _hybrid_world(graph)
     for text in [*HOSTILE, "text:zanzibar", "kind:episodic", "zanz*", "harbour^10", "ann~2 /regex/"]:

@@ -33,7 +33,16 @@ NEO4J_2026 = Capabilities(version="2026.01.0", edition="community")
 
 
 class _NoGraph:
-    """A plan that needs no lookup must not make one."""
+    """A plan that needs no lookup must not make one; the scope's size, which the default pool grows with, is that
+    of a small scope (`size`), and each time it is asked is counted."""
+
+    def __init__(self, size: int = 100) -> None:
+        self.size = size
+        self.sized: list[tuple[Sequence[str] | None, int | None]] = []
+
+    def scope_size(self, videos: Sequence[str] | None, before_clip: int | None) -> int:
+        self.sized.append((videos, before_clip))
+        return self.size
 
     def small_scope(self, videos: Sequence[str] | None, before_clip: int | None) -> bool:
         raise AssertionError(f"asked whether {videos} up to {before_clip} is small")
@@ -122,6 +131,33 @@ def test_clip_mode_pages_and_pools(settings: Settings) -> None:
     assert _plan(settings).k == settings.search.clip_topk
     assert _plan(settings, mode="node").k == settings.search.node_topk
     assert _plan(settings, mode="node", exclude=["v#0"]).exclude == []  # paging by clips shown is clip mode's
+
+
+def _pool(settings: Settings, size: int, scope: Scope | None = None, **search: Any) -> tuple[int, _NoGraph]:
+    graph = _NoGraph(size)
+    tuned = settings.model_copy(update={"search": settings.search.model_copy(update=search)})
+    plan = build_plan(SearchSpec(_vector(settings), text="harbour"), scope or Scope(videos=["v"], before_clip=7),
+                      tuned, NEO4J_2026, graph)
+    return plan.n, graph
+
+
+def test_the_pool_grows_with_the_scope_between_its_floor_and_its_cap(settings: Settings) -> None:
+    cfg = settings.search
+    assert (cfg.fusion_pool, cfg.fusion_share, cfg.fusion_pool_max) == (300, 0.05, 1000)
+    assert _pool(settings, 0)[0] == 300  # an empty or small scope keeps the floor
+    assert _pool(settings, 6000)[0] == 300  # LoCoMo's and BEAM's single sources are below 6,000 memories
+    assert _pool(settings, 12_345)[0] == 618  # 5 % of the scope, rounded up
+    assert _pool(settings, 23_000)[0] == 1000  # a 10^7-token conversation: the cap
+    assert _pool(settings, 10**7)[0] == 1000
+    n, graph = _pool(settings, 12_345)
+    assert graph.sized == [(["v"], 7)]  # the scope as the search sees it: its sources, up to its clip
+    _, graph = _pool(settings, 12_345, Scope(videos=None))
+    assert graph.sized == [(None, None)]  # no source named: the whole store
+    n, graph = _pool(settings, 10**7, fusion_share=0.0)
+    assert (n, graph.sized) == (300, [])  # share 0: the fixed pool, and nothing counted
+    n, graph = _pool(settings, 10**7, fusion_pool=2000)
+    assert (n, graph.sized) == (2000, [])  # a floor at or above the cap: nothing to count
+    assert _pool(settings, 10**7, fusion_pool_max=4000)[0] == 4000
 
 
 def test_versions_and_speakers_reach_the_plan(settings: Settings) -> None:
