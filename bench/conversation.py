@@ -58,6 +58,7 @@ from bench.conversation_gen import Manifest, Spec, chat_names, generate, shift_q
 from bench.measure import summary
 from bench.run import dir_gb, git_state
 from bench.smoke import add_smoke, add_uri, apply_smoke, scratch, server_settings
+from bench.write_profile import profile_text
 from m3graph.devkit.eval import beam
 from m3graph.devkit.eval.beam_score import score
 from m3graph.ingest.chat.model import Conversation, Session
@@ -229,7 +230,8 @@ def heap(jcmd: Path, pid: int) -> tuple[float | None, float | None]:
     return (int(m.group(2)) / 1024, int(m.group(1)) / 1024) if m else (None, None)
 
 
-def search_record(service: Any, source: str, stored: Stored, queries: list[str]) -> dict[str, Any]:
+def search_record(settings: Settings, service: Any, source: str, stored: Stored, queries: list[str]
+                  ) -> dict[str, Any]:
     """Search latency per mode and filter, beside BM25 over the same turns."""
     from m3graph.devkit.eval.retrieval import BM25
     from m3graph.service.requests import SearchRequest
@@ -251,6 +253,7 @@ def search_record(service: Any, source: str, stored: Stored, queries: list[str])
         service.graph.ex.read("search/count_candidates", videos=[source], before_clip=None)
         samples.append(time.perf_counter() - t0)
     out["scope_count"] = summary(samples)
+    out["ranked_memory_mb"] = ranked_memory(settings, service, source, queries[0])
     for mode in ("clip", "node"):
         for name, extra in filters.items():
             def one(q: str, mode: str = mode, extra: dict[str, Any] = extra) -> int:
@@ -271,6 +274,31 @@ def search_record(service: Any, source: str, stored: Stored, queries: list[str])
         index.top(q, 10)
         samples.append(time.perf_counter() - t0)
     out["bm25"] = summary(samples)
+    return out
+
+
+def ranked_memory(settings: Settings, service: Any, source: str, query_text: str) -> dict[str, float | None]:
+    """The ranked search's transaction memory (PROFILE's GlobalMemory, MB) for one query over the whole source, node
+    and clip mode, at the fixed pool and at the pool the scope now gets: what the pool's growth costs the server (a
+    statement over `db.memory.transaction.max` fails)."""
+    from m3graph.cypher import query
+    from m3graph.graphdb.search_plan import SearchSpec, build_plan, fusion_pool
+
+    search = service.graph.search
+    scope = search.scope([source])
+    pools = sorted({settings.search.fusion_pool, fusion_pool(settings.search, scope, search)})
+    vector = service.embed(query_text)
+    out: dict[str, float | None] = {}
+    for pool in pools:
+        fixed = settings.model_copy(update={"search": settings.search.model_copy(
+            update={"fusion_pool": pool, "fusion_share": 0.0})})
+        for mode in ("node", "clip"):
+            plan = build_plan(SearchSpec(vector, mode=mode, text=query_text, videos=[source]), scope, fixed,
+                              search.ex.capabilities, search)
+            with search.ex.driver.session(database=search.ex.database) as session:
+                done = session.run(profile_text(query(plan.statement).text), plan.params()).consume()
+            used = (done.profile or {}).get("args", {}).get("GlobalMemory")
+            out[f"{mode} pool {pool}"] = round(used / 2**20, 1) if isinstance(used, int | float) else None
     return out
 
 
@@ -422,7 +450,7 @@ def measure(args: argparse.Namespace, manifest: Manifest, sizes: list[int], resu
                                      "wall_s": time.perf_counter() - t0, "loadavg": os.getloadavg()}
                     rec["counts"] = graph.counts(source)
                     save()
-                    rec["search"] = search_record(service, source, st, queries)
+                    rec["search"] = search_record(settings, service, source, st, queries)
                     rec["search"]["loadavg"] = os.getloadavg()
                     save()
                     if questions is None:
@@ -456,6 +484,8 @@ def report(results: dict[str, Any]) -> str:
             ("load average (1 min) at search", lambda r: f"{r['search']['loadavg'][0]:.1f}")]
     rows.append(("query embedding p50/p95 ms", _latency("search", "embed")))
     rows.append(("scope count (sizes the fusion pool) p50/p95 ms", _latency("search", "scope_count")))
+    rows.append(("ranked search transaction memory MB", lambda r: ", ".join(
+        f"{k} {v}" for k, v in r.get("search", {}).get("ranked_memory_mb", {}).items()) or "-"))
     for variant in ("clip plain", "clip window", "clip speaker", "clip window+speaker", "node plain",
                     "node window", "node speaker", "node window+speaker", "bm25"):
         rows.append((f"search {variant} p50/p95 ms", _latency("search", variant)))

@@ -58,6 +58,14 @@ def _operators(profile: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def profile_text(text: str) -> str:
+    """A named statement's text run as PROFILE (after its "CYPHER 25" line, where it has one)."""
+    if text.lstrip().startswith("CYPHER"):  # "CYPHER 25 PROFILE ..."
+        head, _, rest = text.partition("\n")
+        return f"{head}\nPROFILE {rest}"
+    return f"PROFILE {text}"
+
+
 @contextmanager
 def profiled(samples: dict[str, list[dict[str, Any]]], profile: bool = True) -> Iterator[None]:
     """Within the block every named statement is timed (client, and the server's own figure from the result
@@ -68,14 +76,8 @@ def profiled(samples: dict[str, list[dict[str, Any]]], profile: bool = True) -> 
 
     def run(self: Tx, name: str, /, **params: Any) -> list[dict[str, Any]]:
         text = query(name).text
-        prefix = ""
-        if profile:
-            if text.lstrip().startswith("CYPHER"):  # "CYPHER 25 PROFILE ..."
-                head, _, text = text.partition("\n")
-                prefix = head + "\n"
-            prefix += "PROFILE "
         t0 = time.perf_counter()
-        result = self._tx.run(prefix + text, params)
+        result = self._tx.run(profile_text(text) if profile else text, params)
         rows = [record.data() for record in result]
         s = result.consume()
         client = time.perf_counter() - t0
