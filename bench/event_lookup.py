@@ -37,7 +37,7 @@ from bench.measure import summary, timed
 from bench.run import REPO, git_state
 from bench.scratch_home import scratch_server
 from bench.smoke import add_smoke, add_uri, apply_smoke
-from bench.write_profile import _operators
+from bench.write_profile import _operators, profile_text
 from m3graph.cypher import query
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.localserver.server import ensure_server
@@ -72,7 +72,7 @@ def measure_size(graph: MemoryGraph, sources: int, n_names: int, things: int, re
     out: dict[str, Any] = {"sources": sources, "names": len(names), "loadavg": os.getloadavg()}
     for which, name in STATEMENTS.items():
         with graph.ex.session() as session:
-            plan = session.run("PROFILE " + query(name).text, params).consume().profile or {}
+            plan = session.run(profile_text(query(name).text), params).consume().profile or {}
         for _ in range(3):  # planned and cached before timing
             graph.ex.read(name, **params)
         times = [timed(partial(graph.ex.read, name, **params))[0] for _ in range(repeats)]
