@@ -75,6 +75,15 @@ def _loadavg(record: dict[str, Any]) -> str:
     return f"{before[0]:.1f} / " + (f"{end[0]:.1f}" if end else "–")
 
 
+def _baseline(record: dict[str, Any], path: str, recall: str | None = None, key: str = "baseline_pool") -> str:
+    """A figure of the run's baseline pool (bench.run `--baseline-fusion-share`), with that pool; – without one."""
+    base = record.get(key)
+    if not base:
+        return "–"
+    text = f"{_pair(base, path, 2)} (pool {_fmt(base.get('fusion_pool'))})"
+    return text + (f"; {_fmt(get_path(base, recall), 3)}" if recall else "")
+
+
 Row = tuple[str, Callable[[dict[str, Any]], str]]
 
 ROWS: list[Row] = [
@@ -90,7 +99,11 @@ ROWS: list[Row] = [
         get_path(r, "indexes.segments_after_build.memory_embedding"))),
     ("round trip `RETURN 1`: p50 / p95 ms", lambda r: _pair(r, "ping", 2)),
     ("load average (1 min) before search / at end", lambda r: _loadavg(r)),
+    ("fusion pool of a whole-store search (memories per ranking)", lambda r: _fmt(get_path(r, "fusion_pool"))),
     ("search_clip, no filter (index): p50 / p95 ms", lambda r: _pair(r, "search.global.product", 2)),
+    ("  same store, baseline pool (`--baseline-fusion-share`), after", lambda r: _baseline(r, "search.global.product")),
+    ("  same store, baseline pool, before (the server's first pass)",
+     lambda r: _baseline(r, "search.global.product", key="baseline_pool_cold")),
     ("linear scan (numpy), same queries: p50 / p95 ms", lambda r: _pair(r, "search.global.linear_scan", 2)),
     ("speed-up, p50 scan / p50 search_clip", lambda r: _fmt(get_path(r, "search.global.speedup_p50")) + "×"),
     ("rank_clips only (no memory fetch): p50 / p95 ms", lambda r: _pair(r, "search.rank_global.product", 2)),
@@ -109,6 +122,8 @@ ROWS: list[Row] = [
                                               f"{_fmt(get_path(r, 'recall.index_topk.fresh'), 3)}"),
     ("recall@10, search_node(k=10)", lambda r: _fmt(get_path(r, "recall.search_node.all"), 3)),
     ("search_node(k=10): p50 / p95 ms", lambda r: _pair(r, "recall.search_node_latency", 2)),
+    ("  same store, baseline pool: p50 / p95 ms; recall@10", lambda r: _baseline(r, "recall.search_node_latency",
+                                                                                   "recall.search_node.all")),
     ("resolve_faces, 1 cluster × 3 obs: p50 / p95 ms", lambda r: _pair(r, "identity.all", 2)),
     ("  returning person: p50 / p95 ms", lambda r: _pair(r, "identity.returning", 2)),
     ("  new person: p50 / p95 ms", lambda r: _pair(r, "identity.new", 2)),

@@ -33,6 +33,7 @@ from bench.synth import CorpusSpec, make_corpus, make_faces, make_queries
 from bench.write_profile import commit_floor, floor_lines, profile_writes
 from bench.write_profile import report_lines as profile_lines
 from m3graph.graphdb.executor import Executor
+from m3graph.graphdb.search_plan import Scope, fusion_pool
 from m3graph.graphdb.store import MemoryGraph
 from m3graph.localserver.server import LocalNeo4j, ensure_server
 from m3graph.settings import LocalServer, Settings
@@ -84,6 +85,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "segments after incremental writes can be counted on disk")
     p.add_argument("--neo4j-version", choices=["auto", "2026", "5.26"], default="auto",
                    help="the launcher's Neo4j line (5.26 for the LTS comparison; auto = 2026.x where a JDK 21+ exists)")
+    p.add_argument("--baseline-fusion-share", type=float, default=None, metavar="SHARE",
+                   help="search and recall also run with this search.fusion_share on the same store (0: the "
+                        "fixed pool), before and after the defaults, so the default pool's cost is a warm same-store "
+                        "pair")
     p.add_argument("--keep", action="store_true", help="leave the last store (and server) in place")
     p.add_argument("--report", type=Path, nargs="+", default=None, help="print tables of saved result files")
     add_uri(p)
@@ -309,17 +314,19 @@ def measure_size(n: int, args: argparse.Namespace, settings: Settings, ex: Execu
     rec["ping"] = bench_ping(graph)
     rec["floor"] = {"start": floor(graph)}
     rec["loadavg"] = {"before_search": os.getloadavg()}
-    if "search" in phases:
-        rec["search"] = bench_search(graph, corpus, queries)
-        rec["loadavg"]["after_search"] = os.getloadavg()
-        results.save()
-    if "recall" in phases:
-        ids = memory_ids(corpus)
-        rec["recall"] = bench_recall(graph, corpus, queries, ids)
-        log.info("size %d: recall@10 index %.3f, search_node %.3f", n, rec["recall"]["index_topk"]["all"],
-                 rec["recall"]["search_node"]["all"])
-        del ids
-        results.save()
+    if args.baseline_fusion_share is not None and phases & {"search", "recall"}:
+        base = settings.model_copy(update={"search": settings.search.model_copy(
+            update={"fusion_share": args.baseline_fusion_share})})
+        # Baseline, defaults, baseline again: the first pass on a fresh server runs cold (at 10^5 the same
+        # statements measured 27.7 ms p50 first and 15.0 ms right after), so the pair to compare is the last two.
+        rec["baseline_pool_cold"] = search_and_recall(MemoryGraph.connect(base), corpus, queries, phases, n,
+                                                      results, close=True)
+        rec.update(search_and_recall(graph, corpus, queries, phases, n, results))
+        rec["baseline_pool"] = search_and_recall(MemoryGraph.connect(base), corpus, queries, phases, n, results,
+                                                 close=True)
+        rec["loadavg"]["after_baseline_pool"] = os.getloadavg()
+    else:
+        rec.update(search_and_recall(graph, corpus, queries, phases, n, results))
     if "faiss" in phases:
         cfg, vcfg = settings.search, settings.vector_index
         rec["faiss"] = bench_faiss(corpus, queries, get_path(rec, "recall.index_topk.all"), vcfg.hnsw_m,
@@ -364,6 +371,30 @@ def measure_size(n: int, args: argparse.Namespace, settings: Settings, ex: Execu
     if home is not None:
         rec["indexes"]["segments_at_end"] = vector_segments(ex, home, settings.neo4j_database)
     return graph
+
+
+def search_and_recall(graph: MemoryGraph, corpus: Any, queries: Any, phases: set[str], n: int, results: Results,
+                      close: bool = False) -> dict[str, Any]:
+    """The search and recall phases on one graph, with the fusion pool its settings give a whole-store search (why
+    a second graph: the pool is a setting, and a same-store pair is the only fair comparison of two pools)."""
+    out: dict[str, Any] = {"fusion_pool": fusion_pool(graph.settings.search, Scope(), graph.search),
+                           "fusion_share": graph.settings.search.fusion_share}
+    try:
+        if "search" in phases:
+            out["search"] = bench_search(graph, corpus, queries)
+            log.info("size %d: search_clip p50 %.2f ms with fusion pool %d", n,
+                     out["search"]["global"]["product"]["p50_ms"], out["fusion_pool"])
+            results.save()
+        if "recall" in phases:
+            ids = memory_ids(corpus)
+            out["recall"] = bench_recall(graph, corpus, queries, ids)
+            log.info("size %d: recall@10 index %.3f, search_node %.3f (fusion pool %d)", n,
+                     out["recall"]["index_topk"]["all"], out["recall"]["search_node"]["all"], out["fusion_pool"])
+            del ids
+    finally:
+        if close:
+            graph.close()
+    return out
 
 
 def with_driver(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
