@@ -43,6 +43,17 @@ MARKER = ".m3graph-bench-home"
 log = logging.getLogger("bench.run")
 
 
+def _share(text: str) -> float:
+    """A `search.fusion_share` from the command line, in the setting's own range (model_copy does not validate)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"a share is between 0 and 1, not {value}")
+    return value
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated memory counts")
@@ -85,7 +96,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "segments after incremental writes can be counted on disk")
     p.add_argument("--neo4j-version", choices=["auto", "2026", "5.26"], default="auto",
                    help="the launcher's Neo4j line (5.26 for the LTS comparison; auto = 2026.x where a JDK 21+ exists)")
-    p.add_argument("--baseline-fusion-share", type=float, default=None, metavar="SHARE",
+    p.add_argument("--baseline-fusion-share", type=_share, default=None, metavar="SHARE",
                    help="search and recall also run with this search.fusion_share on the same store (0: the "
                         "fixed pool), before and after the defaults, so the default pool's cost is a warm same-store "
                         "pair")
