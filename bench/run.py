@@ -330,11 +330,13 @@ def measure_size(n: int, args: argparse.Namespace, settings: Settings, ex: Execu
             update={"fusion_share": args.baseline_fusion_share})})
         # Baseline, defaults, baseline again: the first pass on a fresh server runs cold (at 10^5 the same
         # statements measured 27.7 ms p50 first and 15.0 ms right after), so the pair to compare is the last two.
-        rec["baseline_pool_cold"] = search_and_recall(MemoryGraph.connect(base), corpus, queries, phases, n,
-                                                      results, close=True)
-        rec.update(search_and_recall(graph, corpus, queries, phases, n, results))
-        rec["baseline_pool"] = search_and_recall(MemoryGraph.connect(base), corpus, queries, phases, n, results,
-                                                 close=True)
+        baseline = MemoryGraph.connect(base)
+        try:
+            rec["baseline_pool_cold"] = search_and_recall(baseline, corpus, queries, phases, n, results)
+            rec.update(search_and_recall(graph, corpus, queries, phases, n, results))
+            rec["baseline_pool"] = search_and_recall(baseline, corpus, queries, phases, n, results)
+        finally:
+            baseline.close()
         rec["loadavg"]["after_baseline_pool"] = os.getloadavg()
     else:
         rec.update(search_and_recall(graph, corpus, queries, phases, n, results))
@@ -384,27 +386,22 @@ def measure_size(n: int, args: argparse.Namespace, settings: Settings, ex: Execu
     return graph
 
 
-def search_and_recall(graph: MemoryGraph, corpus: Any, queries: Any, phases: set[str], n: int, results: Results,
-                      close: bool = False) -> dict[str, Any]:
+def search_and_recall(graph: MemoryGraph, corpus: Any, queries: Any, phases: set[str], n: int, results: Results
+                      ) -> dict[str, Any]:
     """The search and recall phases on one graph, with the fusion pool its settings give a whole-store search (why
     a second graph: the pool is a setting, and a same-store pair is the only fair comparison of two pools)."""
     out: dict[str, Any] = {"fusion_pool": fusion_pool(graph.settings.search, Scope(), graph.search),
                            "fusion_share": graph.settings.search.fusion_share}
-    try:
-        if "search" in phases:
-            out["search"] = bench_search(graph, corpus, queries)
-            log.info("size %d: search_clip p50 %.2f ms with fusion pool %d", n,
-                     out["search"]["global"]["product"]["p50_ms"], out["fusion_pool"])
-            results.save()
-        if "recall" in phases:
-            ids = memory_ids(corpus)
-            out["recall"] = bench_recall(graph, corpus, queries, ids)
-            log.info("size %d: recall@10 index %.3f, search_node %.3f (fusion pool %d)", n,
-                     out["recall"]["index_topk"]["all"], out["recall"]["search_node"]["all"], out["fusion_pool"])
-            del ids
-    finally:
-        if close:
-            graph.close()
+    if "search" in phases:
+        out["search"] = bench_search(graph, corpus, queries)
+        log.info("size %d: search_clip p50 %.2f ms with fusion pool %d", n,
+                 out["search"]["global"]["product"]["p50_ms"], out["fusion_pool"])
+        results.save()
+    if "recall" in phases:
+        ids = memory_ids(corpus)
+        out["recall"] = bench_recall(graph, corpus, queries, ids)
+        log.info("size %d: recall@10 index %.3f, search_node %.3f (fusion pool %d)", n,
+                 out["recall"]["index_topk"]["all"], out["recall"]["search_node"]["all"], out["fusion_pool"])
     return out
 
 
